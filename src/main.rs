@@ -1,0 +1,124 @@
+//! The `winkeye` command line: parses arguments, calls the library, prints. Errors end as one
+//! line on stderr and exit status 1; usage errors exit 2 (clap's convention).
+
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use winkeye::report::position::{Position, ScoreMethod};
+use winkeye::report::{write_document, write_png};
+use winkeye::rules::{self, score::format_points, Ruleset};
+
+#[derive(Parser)]
+#[command(name = "winkeye", version, about = "A computer-vision referee for tiddlywinks", propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Apply the rules to a position document (winks, states, squops) and fill in its flags and score.
+    Rules {
+        /// A winkeye.position/1 JSON document, from any source (e.g. typed in by hand).
+        position: PathBuf,
+        /// Ruleset to apply (see `winkeye rulesets`); default: the document's own, else etwa-2012.
+        #[arg(long, value_name = "NAME", value_parser = parse_ruleset)]
+        ruleset: Option<Ruleset>,
+        /// Write the completed document here ("-" for stdout). The file is replaced only once the new one is complete.
+        #[arg(long, value_name = "OUT")]
+        json: Option<PathBuf>,
+        /// Draw a top-down plan of the position, with what the rules ask for, as a PNG.
+        #[arg(long, value_name = "OUT.png")]
+        diagram: Option<PathBuf>,
+    },
+    /// List the rulesets, one line each.
+    Rulesets,
+}
+
+fn parse_ruleset(name: &str) -> Result<Ruleset, String> {
+    Ruleset::from_name(name).map_err(|e| e.to_string())
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("winkeye: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Rules { position, ruleset, json, diagram } => cmd_rules(&position, ruleset, json, diagram),
+        Command::Rulesets => {
+            for r in Ruleset::ALL {
+                println!("{:<16} {}", r.name(), r.summary());
+            }
+            Ok(())
+        }
+    }
+}
+
+fn cmd_rules(path: &std::path::Path, ruleset: Option<Ruleset>, json: Option<PathBuf>, diagram: Option<PathBuf>) -> Result<()> {
+    let doc = Position::load(path)?;
+    let ruleset = match (ruleset, doc.ruleset.as_deref()) {
+        (Some(r), _) => r,
+        (None, Some(name)) => Ruleset::from_name(name).with_context(|| format!("{}: \"ruleset\"", path.display()))?,
+        (None, None) => Ruleset::default(),
+    };
+    let out = rules::apply(&doc, ruleset).with_context(|| format!("{}", path.display()))?;
+    print_summary(path, &out);
+    if let Some(dest) = json {
+        write_document(&dest, &out)?;
+        if dest.as_os_str() != "-" {
+            eprintln!("wrote {}", dest.display());
+        }
+    }
+    if let Some(dest) = diagram {
+        let spec = ruleset.spec();
+        let img = winkeye::report::diagram::draw_position(&out, &spec.mat, &spec.pot, &spec.winks);
+        write_png(&dest, &img)?;
+        eprintln!("wrote {}", dest.display());
+    }
+    Ok(())
+}
+
+fn print_summary(path: &std::path::Path, doc: &Position) {
+    eprintln!(
+        "{} under {}: {} winks listed, {} squop{}, {} pile{}",
+        path.display(),
+        doc.ruleset.as_deref().unwrap_or("?"),
+        doc.winks.len(),
+        doc.squops.len(),
+        if doc.squops.len() == 1 { "" } else { "s" },
+        doc.piles.len(),
+        if doc.piles.len() == 1 { "" } else { "s" },
+    );
+    for f in &doc.flags {
+        eprintln!("  [{}] {}", f.rule, f.text);
+    }
+    let Some(score) = &doc.score else { return };
+    let state = if score.is_final { "game over" } else { "if the game ended now" };
+    if let Some(t) = &score.tiddlies {
+        let parts: Vec<String> = t.iter().map(|(c, v)| format!("{c} {v}")).collect();
+        eprintln!("tiddlies: {}", parts.join(", "));
+    }
+    let pot_out = score.method == ScoreMethod::PotOut;
+    let star = if pot_out { "*" } else { "" };
+    if let Some(points) = &score.points {
+        let parts: Vec<String> = points.iter().map(|(c, v)| format!("{c} {}", format_points(*v))).collect();
+        eprintln!("points: {}", parts.join(", "));
+    }
+    let gs = |p| score.game_score.get(&p).copied().unwrap_or(0.0);
+    use winkeye::report::position::Partnership::{BlueRed, GreenYellow};
+    eprintln!(
+        "score ({state}, by {}): {}{star}–{}{star} (blue–red v green–yellow)",
+        if pot_out { "pot-out" } else { "tiddlies" },
+        format_points(gs(BlueRed)),
+        format_points(gs(GreenYellow)),
+    );
+}

@@ -1,0 +1,164 @@
+//! The real `winkeye` binary: the contract's commands, outputs and errors.
+
+use assert_cmd::Command;
+use std::path::{Path, PathBuf};
+
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+fn winkeye() -> Command {
+    Command::cargo_bin("winkeye").expect("the winkeye binary is built")
+}
+
+fn sample(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/positions").join(name)
+}
+
+fn stderr_of(cmd: &mut Command) -> (i32, String, String) {
+    let out = cmd.output().expect("runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn rules_prints_the_f1_score() {
+    let (code, _, err) = stderr_of(winkeye().arg("rules").arg(sample("f1.json")));
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("points: blue 4, green 1½, red 1½, yellow 0"), "{err}");
+    assert!(err.contains("5½–1½"), "{err}");
+}
+
+#[test]
+fn rules_prints_the_f2_pot_out() {
+    let (code, _, err) = stderr_of(winkeye().arg("rules").arg(sample("f2.json")));
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("6*–1*"), "{err}");
+    assert!(err.contains("blue has potted out"), "{err}");
+    assert!(err.contains("game over"), "{err}");
+}
+
+#[test]
+fn rules_writes_the_document() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let out = dir.path().join("f1.rules.json");
+    let (code, _, err) = stderr_of(winkeye().arg("rules").arg(sample("f1.json")).arg("--json").arg(&out));
+    assert_eq!(code, 0, "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out)?)?;
+    assert_eq!(doc["format"], "winkeye.position/1");
+    assert_eq!(doc["score"]["game_score"]["blue_red"], 5.5);
+    assert_eq!(doc["score"]["final"], false);
+    assert_eq!(doc["counts"]["red"]["unplayed"], 1);
+    assert!(doc["flags"].as_array().is_some_and(|f| f.iter().all(|f| f["rule"].is_string() && f["text"].is_string())));
+    assert!(doc["note"].is_string(), "unknown fields survive");
+    Ok(())
+}
+
+#[test]
+fn rules_draws_a_diagram() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let out = dir.path().join("off.png");
+    let (code, _, err) = stderr_of(winkeye().arg("rules").arg(sample("off.json")).arg("--diagram").arg(&out));
+    assert_eq!(code, 0, "{err}");
+    let img = image::open(&out)?.to_rgb8();
+    assert!(img.width() > 1000 && img.height() > 600, "{}x{}", img.width(), img.height());
+    // The off red wink r1 is drawn in red near the mat's top edge, right of centre.
+    let reds = img.pixels().filter(|p| p[0] > 180 && p[1] < 70 && p[2] < 70).count();
+    assert!(reds > 50, "red winks drawn: {reds} pixels");
+    Ok(())
+}
+
+#[test]
+fn rules_to_stdout_and_ruleset_override() -> TestResult {
+    let (code, out, err) =
+        stderr_of(winkeye().args(["rules", "--ruleset", "natwa-1990", "--json", "-"]).arg(sample("g1-squop-up.json")));
+    assert_eq!(code, 0, "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&out)?;
+    assert_eq!(doc["ruleset"], "natwa-1990");
+    let up = doc["flags"].as_array().and_then(|f| f.iter().find(|f| f["kind"] == "squopped_up")).cloned();
+    let up = up.ok_or("no squopped_up flag")?;
+    assert_eq!(up["rule"], "11(a)");
+    assert_eq!(up["turns"], 2);
+    assert_eq!(up["partnership"], "green_yellow");
+    Ok(())
+}
+
+#[test]
+fn rulesets_lists_five() {
+    let (code, out, _) = stderr_of(winkeye().arg("rulesets"));
+    assert_eq!(code, 0);
+    let names: Vec<&str> = out.lines().filter_map(|l| l.split_whitespace().next()).collect();
+    assert_eq!(names, vec!["etwa-2012", "etwa-simplified", "natwa-1990", "etwa-original", "fr-1960"]);
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    assert_eq!(stderr_of(&mut winkeye()).0, 2);
+    assert_eq!(stderr_of(winkeye().args(["rules", "--ruleset", "etwa-1066"]).arg(sample("f1.json"))).0, 2);
+    assert_eq!(stderr_of(winkeye().args(["rules"])).0, 2);
+}
+
+/// Runs `winkeye rules` on a document with the given text and checks for one clear line and exit 1.
+fn refused(text: &str, expect: &str) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let input = dir.path().join("in.json");
+    std::fs::write(&input, text).expect("write");
+    let out = dir.path().join("out.json");
+    std::fs::write(&out, "keep me").expect("write");
+    let (code, _, err) = stderr_of(winkeye().arg("rules").arg(&input).arg("--json").arg(&out));
+    assert_eq!(code, 1, "{text} → {err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+    assert!(err.starts_with("winkeye: "), "{err}");
+    assert!(err.contains(expect), "expected {expect:?} in {err}");
+    assert!(!err.contains("panicked"));
+    assert_eq!(std::fs::read_to_string(&out).expect("read"), "keep me", "existing output untouched");
+}
+
+fn doc(winks: &[String], squops: &str) -> String {
+    format!(r#"{{"format": "winkeye.position/1", "winks": [{}], "squops": [{squops}]}}"#, winks.join(","))
+}
+
+fn wink(id: &str, colour: &str, size: &str, x: f64) -> String {
+    format!(r#"{{"id": "{id}", "colour": "{colour}", "size": "{size}", "centre_mm": [{x}, 100.0], "state": "in_play"}}"#)
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_1() {
+    refused("", "is empty");
+    refused("   \n", "is empty");
+    refused("{\"format\": ", "EOF");
+    refused("[1, 2]", "invalid type");
+    refused(r#"{"format": "winkeye.umpire/1", "winks": []}"#, "expected \"winkeye.position/1\"");
+    refused(r#"{"format": "winkeye.position/1"}"#, "missing field `winks`");
+    refused(&doc(&[wink("a", "purple", "small", 0.0)], ""), "winks[0].colour");
+    refused(&doc(&[wink("a", "red", "huge", 0.0)], ""), "winks[0].size");
+    let seven: Vec<String> = (0..7).map(|i| wink(&format!("w{i}"), "red", "small", 40.0 * i as f64)).collect();
+    refused(&doc(&seven, ""), "7 red winks");
+    let three_large: Vec<String> = (0..3).map(|i| wink(&format!("w{i}"), "blue", "large", 40.0 * i as f64)).collect();
+    refused(&doc(&three_large, ""), "3 large blue winks");
+    refused(&doc(&[wink("a", "red", "small", 0.0), wink("a", "red", "small", 50.0)], ""), "\"a\" is used twice");
+    let pair = [wink("a", "red", "small", 0.0), wink("b", "green", "small", 12.0)];
+    refused(&doc(&pair, r#"{"upper": "a", "lower": "nope"}"#), "\"nope\", which is not in");
+    refused(&doc(&pair, r#"{"upper": "a", "lower": "a"}"#), "cannot squop itself");
+    refused(&doc(&pair, r#"{"upper": "a", "lower": "b"}, {"upper": "b", "lower": "a"}"#), "cycle");
+    let apart = [wink("a", "red", "small", 0.0), wink("b", "green", "small", 30.0)];
+    refused(&doc(&apart, r#"{"upper": "a", "lower": "b"}"#), "14.0 mm apart");
+    refused(&doc(&[wink("a", "red", "small", 0.0).replace("100.0]", "1e400]")], ""), "winks[0].centre_mm");
+    refused(r#"{"format": "winkeye.position/1", "ruleset": "etwa-1066", "winks": []}"#, "unknown ruleset");
+}
+
+#[test]
+fn missing_file_is_one_line_and_exit_1() {
+    let (code, _, err) = stderr_of(winkeye().args(["rules", "/nonexistent/position.json"]));
+    assert_eq!(code, 1);
+    assert!(err.starts_with("winkeye: cannot read /nonexistent/position.json"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1);
+}
+
+#[test]
+fn unwritable_output_is_one_line_and_exit_1() {
+    let (code, _, err) = stderr_of(winkeye().arg("rules").arg(sample("f1.json")).args(["--json", "/nonexistent/dir/out.json"]));
+    assert_eq!(code, 1, "{err}");
+    assert!(err.lines().last().is_some_and(|l| l.starts_with("winkeye: cannot write /nonexistent/dir/out.json")), "{err}");
+}

@@ -1,0 +1,285 @@
+//! The rule texts' worked examples (F.1–F.3, G.1–G.3) and the other sample positions, through the
+//! library's rules engine.
+
+use std::collections::HashMap;
+use std::path::Path;
+use winkeye::geometry::MatPoint;
+use winkeye::report::position::{Colour, FlagDetail, NominalDiameters, Partnership, Position, ScoreMethod, WinkState};
+use winkeye::rules::{apply, Ruleset};
+
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+fn sample(name: &str) -> Result<Position, Box<dyn std::error::Error>> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/positions").join(name);
+    Ok(Position::load(&path)?)
+}
+
+fn points(p: &Position) -> Vec<f64> {
+    let s = p.score.as_ref().expect("score");
+    Colour::ALL.iter().map(|c| s.points.as_ref().expect("points")[c]).collect()
+}
+
+fn game_score(p: &Position) -> (f64, f64) {
+    let s = &p.score.as_ref().expect("score").game_score;
+    (s[&Partnership::BlueRed], s[&Partnership::GreenYellow])
+}
+
+fn kinds(p: &Position) -> Vec<&'static str> {
+    p.flags.iter().map(|f| f.detail.kind()).collect()
+}
+
+#[test]
+fn f1_tiddlies_and_points() -> TestResult {
+    let out = apply(&sample("f1.json")?, Ruleset::Etwa2012)?;
+    let s = out.score.as_ref().expect("score");
+    assert_eq!(s.method, ScoreMethod::Tiddlies);
+    let t: Vec<u32> = Colour::ALL.iter().map(|c| s.tiddlies.as_ref().expect("tiddlies")[c]).collect();
+    assert_eq!(t, vec![10, 5, 5, 3]);
+    assert_eq!(points(&out), vec![4.0, 1.5, 1.5, 0.0]);
+    assert_eq!(game_score(&out), (5.5, 1.5));
+    let counts = out.counts.as_ref().expect("counts");
+    assert_eq!(counts[&Colour::Red].unplayed, 1);
+    assert!(Colour::ALL.iter().all(|c| counts[c].total() == 6));
+    assert_eq!(out.piles.len(), 6);
+    Ok(())
+}
+
+#[test]
+fn f2_pot_out_order_with_transfer() -> TestResult {
+    let out = apply(&sample("f2.json")?, Ruleset::Etwa2012)?;
+    let s = out.score.as_ref().expect("score");
+    assert_eq!(s.method, ScoreMethod::PotOut);
+    assert!(s.is_final, "both blue and red have potted out (16)");
+    assert_eq!(points(&out), vec![4.0, 2.0, 1.0, 0.0]);
+    assert_eq!(game_score(&out), (6.0, 1.0));
+    let pot_outs: Vec<Colour> = out
+        .flags
+        .iter()
+        .filter_map(|f| match &f.detail {
+            FlagDetail::PotOut { colour, .. } => Some(*colour),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(pot_outs, vec![Colour::Blue, Colour::Green, Colour::Red]);
+    assert!(kinds(&out).contains(&"game_over"));
+    Ok(())
+}
+
+#[test]
+fn f3_pot_out_games_are_marked() -> TestResult {
+    // F.3: pot-out games carry an asterisk; the document says so by the score's method.
+    let f1 = apply(&sample("f1.json")?, Ruleset::Etwa2012)?;
+    let f2 = apply(&sample("f2.json")?, Ruleset::Etwa2012)?;
+    assert_eq!(f1.score.expect("score").method, ScoreMethod::Tiddlies);
+    assert_eq!(f2.score.expect("score").method, ScoreMethod::PotOut);
+    Ok(())
+}
+
+fn squop_up(p: &Position) -> Vec<(Partnership, u32)> {
+    p.flags
+        .iter()
+        .filter_map(|f| match f.detail {
+            FlagDetail::SquoppedUp { partnership, turns } => Some((partnership, turns)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn g1_three_squop_up_turns() -> TestResult {
+    let out = apply(&sample("g1-squop-up.json")?, Ruleset::Etwa2012)?;
+    assert_eq!(squop_up(&out), vec![(Partnership::GreenYellow, 3)]);
+    Ok(())
+}
+
+#[test]
+fn g2_freeing_a_green_ends_the_squop_up() -> TestResult {
+    // G.2: red's squop-up turn frees a green wink: green and yellow are no longer squopped up.
+    let mut pos = sample("g1-squop-up.json")?;
+    pos.squops.retain(|s| s.lower != "g1");
+    pos.winks.iter_mut().filter(|w| w.id == "b1").for_each(|w| w.centre_mm = Some(MatPoint::new(-250.0, 100.0)));
+    let out = apply(&pos, Ruleset::Etwa2012)?;
+    assert!(squop_up(&out).is_empty(), "{:?}", squop_up(&out));
+    Ok(())
+}
+
+#[test]
+fn g3_special_case_gives_two_turns() -> TestResult {
+    let pos = sample("g3-squop-up.json")?;
+    let out = apply(&pos, Ruleset::Etwa2012)?;
+    assert_eq!(squop_up(&out), vec![(Partnership::GreenYellow, 2)]);
+    // With blue to play next (and blue having free winks), 22.2.3 does not apply: one turn.
+    let mut blue_next = pos.clone();
+    blue_next.game.as_mut().expect("game").next_colour = Some(Colour::Blue);
+    assert_eq!(squop_up(&apply(&blue_next, Ruleset::Etwa2012)?), vec![(Partnership::GreenYellow, 1)]);
+    Ok(())
+}
+
+#[test]
+fn squop_up_turns_differ_between_rulesets() -> TestResult {
+    let pos = sample("g1-squop-up.json")?;
+    // natwa-1990 11(a): one free turn per wink on the field neither squopping nor squopped.
+    assert_eq!(squop_up(&apply(&pos, Ruleset::Natwa1990)?), vec![(Partnership::GreenYellow, 2)]);
+    // etwa-original 9(c): the squopping pair's free winks (b5, r4 and the two unplayed reds).
+    assert_eq!(squop_up(&apply(&pos, Ruleset::EtwaOriginal)?), vec![(Partnership::GreenYellow, 4)]);
+    // etwa-simplified: no squop-up turns, but the squop-up is still flagged.
+    assert_eq!(squop_up(&apply(&pos, Ruleset::EtwaSimplified)?), vec![(Partnership::GreenYellow, 0)]);
+    Ok(())
+}
+
+#[test]
+fn scoring_differs_between_rulesets() -> TestResult {
+    let f1 = sample("f1.json")?;
+    let f2 = sample("f2.json")?;
+    // Simplified 15: the partnership of the colour with most tiddlies wins.
+    let s = apply(&f1, Ruleset::EtwaSimplified)?;
+    assert_eq!(game_score(&s), (1.0, 0.0));
+    assert!(s.score.as_ref().expect("score").points.is_none());
+    // Simplified 16: the first pot-out wins and ends the game.
+    let s = apply(&f2, Ruleset::EtwaSimplified)?;
+    assert_eq!(game_score(&s), (1.0, 0.0));
+    assert!(s.score.as_ref().expect("score").is_final);
+    // etwa-original 5: order of potting out, no transfer.
+    let o = apply(&f2, Ruleset::EtwaOriginal)?;
+    assert_eq!(game_score(&o), (5.0, 2.0));
+    // natwa-1990 10(a): as etwa-2012 20.2.
+    assert_eq!(game_score(&apply(&f2, Ruleset::Natwa1990)?), (6.0, 1.0));
+    Ok(())
+}
+
+#[test]
+fn off_winks_get_spots_meeting_every_clause_of_13_1() -> TestResult {
+    let pos = sample("off.json")?;
+    let out = apply(&pos, Ruleset::Etwa2012)?;
+    let spec = Ruleset::Etwa2012.spec();
+    let field = spec.mat.field_of_play();
+    let radius = |id: &str| pos.winks.iter().find(|w| w.id == id).map(|w| w.radius_mm(&NominalDiameters::STANDARD)).unwrap_or(0.0);
+    let mut replaced: HashMap<String, MatPoint> = HashMap::new();
+    for f in &out.flags {
+        if let FlagDetail::Off { replacement_mm, forfeit } = &f.detail {
+            let spot = replacement_mm.expect("a spot exists on this mat");
+            assert_eq!(*forfeit, Some(Colour::Red), "red's shot sent a red wink off (14)");
+            replaced.insert(f.winks[0].clone(), spot);
+        }
+    }
+    assert_eq!(replaced.len(), 2, "r1 (crossing the edge, listed in play) and r3 (off)");
+    assert_eq!(out.winks.iter().find(|w| w.id == "r1").map(|w| w.state), Some(WinkState::Off));
+    let unplayed_baselines: Vec<_> = spec
+        .mat
+        .baselines()
+        .into_iter()
+        .filter(|b| pos.winks.iter().any(|w| w.state == WinkState::Unplayed && w.centre_mm.is_some_and(|c| b.depth_behind(c) > 0.0)))
+        .collect();
+    assert_eq!(unplayed_baselines.len(), 4);
+    for (id, spot) in &replaced {
+        let r = radius(id);
+        // (i) nearest edge 22 mm in from the boundary of the field of play.
+        assert!((field.inside_distance(*spot) - r - 22.0).abs() < 1e-6, "{id}: {spot:?}");
+        // (ii) 10 cm from the edge of every other wink, including the other replaced one.
+        for w in pos.winks.iter().filter(|w| w.id != *id && matches!(w.state, WinkState::InPlay | WinkState::Unplayed)) {
+            let other = replaced.get(&w.id).copied().or(w.centre_mm).expect("centre");
+            let gap = spot.distance(other) - r - radius(&w.id);
+            assert!(gap >= 100.0 - 1e-6, "{id} only {gap} mm from {}", w.id);
+        }
+        // (iii) 10 cm from every baseline with unplayed winks behind it.
+        for b in &unplayed_baselines {
+            assert!(b.segment.distance(*spot) - r >= 100.0 - 1e-6);
+        }
+    }
+    // r1 left near (700, 457.2): its spot is moved along the edge just enough to clear green's baseline.
+    let r1 = replaced["r1"];
+    assert!((r1.y - (457.2 - 30.0)).abs() < 1e-6 && r1.x < 700.0 && r1.x > 600.0, "{r1:?}");
+    // 25.3: y2 under the pot's base is moved to touch it.
+    let under: Vec<_> = out.flags.iter().filter(|f| f.detail.kind() == "under_pot").collect();
+    assert_eq!(under.len(), 1);
+    Ok(())
+}
+
+#[test]
+fn off_winks_go_back_at_the_edge_under_the_early_rules() -> TestResult {
+    let out = apply(&sample("off.json")?, Ruleset::EtwaOriginal)?;
+    let field = Ruleset::EtwaOriginal.spec().mat.outline();
+    for f in &out.flags {
+        if let FlagDetail::Off { replacement_mm, .. } = &f.detail {
+            let spot = replacement_mm.expect("spot");
+            let r = if f.winks[0] == "r1" { 8.0 } else { 11.0 };
+            assert!((field.inside_distance(spot) - r).abs() < 1e-6, "touching the edge: {spot:?}");
+            assert_eq!(f.rule, "8");
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn pot_out_desquop_moves_meet_20_1() -> TestResult {
+    let pos = sample("pot-out.json")?;
+    let out = apply(&pos, Ruleset::Etwa2012)?;
+    let moves = out
+        .flags
+        .iter()
+        .find_map(|f| match &f.detail {
+            FlagDetail::PotOut { colour: Colour::Blue, moves } => Some(moves.clone()),
+            _ => None,
+        })
+        .expect("blue's pot-out flag");
+    let uppers: Vec<&str> = pos.squops.iter().map(|s| s.upper.as_str()).collect();
+    assert_eq!(moves.len(), 2);
+    let mut at: HashMap<&str, (MatPoint, f64)> = pos
+        .winks
+        .iter()
+        .filter(|w| w.state == WinkState::InPlay)
+        .map(|w| (w.id.as_str(), (w.centre_mm.expect("centre"), w.radius_mm(&NominalDiameters::STANDARD))))
+        .collect();
+    for m in &moves {
+        assert!(uppers.contains(&m.wink.as_str()), "only squopping winks move: {}", m.wink);
+        let before = at[m.wink.as_str()].0;
+        assert!((before.norm() - m.to_mm.norm()).abs() < 0.01, "distance from the pot kept");
+        at.get_mut(m.wink.as_str()).expect("wink").0 = m.to_mm;
+    }
+    let all: Vec<_> = at.values().collect();
+    for i in 0..all.len() {
+        for j in (i + 1)..all.len() {
+            let gap = all[i].0.distance(all[j].0) - all[i].1 - all[j].1;
+            assert!(gap >= 2.0 - 1e-6, "gap {gap}");
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn squidge_off_order() -> TestResult {
+    let out = apply(&sample("squidge-off.json")?, Ruleset::Etwa2012)?;
+    let (order, tie) = out
+        .flags
+        .iter()
+        .find_map(|f| match &f.detail {
+            FlagDetail::SquidgeOff { order, tie } => Some((order.clone(), *tie)),
+            _ => None,
+        })
+        .expect("squidge-off flag");
+    assert_eq!(order, vec![Colour::Green, Colour::Blue, Colour::Red, Colour::Yellow]);
+    assert!(!tie);
+    assert!(!kinds(&out).contains(&"off"), "5.5: squidge-off winks go back behind the baselines");
+    // Equal distances are a tie (5.4.2).
+    let mut pos = sample("squidge-off.json")?;
+    for w in pos.winks.iter_mut() {
+        match w.id.as_str() {
+            "b1" => w.centre_mm = Some(MatPoint::new(-60.0, 0.0)),
+            "g1" => w.centre_mm = Some(MatPoint::new(0.0, 60.0)),
+            _ => {}
+        }
+    }
+    let out = apply(&pos, Ruleset::Etwa2012)?;
+    assert!(out.flags.iter().any(|f| matches!(f.detail, FlagDetail::SquidgeOff { tie: true, .. })));
+    Ok(())
+}
+
+#[test]
+fn a_squop_cycle_is_refused() -> TestResult {
+    // Every pile has a top wink, which is free; squops that go round in a circle are a mistake.
+    let mut pos = sample("g1-squop-up.json")?;
+    pos.squops.push(serde_json::from_str(r#"{"upper": "g1", "lower": "b1"}"#)?);
+    let err = apply(&pos, Ruleset::Etwa2012).expect_err("cycle refused");
+    assert!(err.to_string().contains("cycle"), "{err}");
+    Ok(())
+}
