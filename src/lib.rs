@@ -20,3 +20,4 @@
 pub mod geometry;
 pub mod report;
 pub mod rules;
+pub mod synth;

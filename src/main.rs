@@ -34,6 +34,45 @@ enum Command {
     },
     /// List the rulesets, one line each.
     Rulesets,
+    /// Render synthetic scenes with exact truth: an image and a winkeye.position/1 document each.
+    Synth(SynthArgs),
+}
+
+#[derive(clap::Args)]
+struct SynthArgs {
+    /// What position to render.
+    #[arg(long, value_enum, default_value = "midgame")]
+    kind: winkeye::synth::Kind,
+    /// First seed; the same seed gives the same bytes.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// How many scenes (seeds SEED, SEED+1, …).
+    #[arg(long, default_value_t = 1)]
+    count: u64,
+    /// Image size, WIDTHxHEIGHT.
+    #[arg(long, default_value = "1920x1080", value_parser = parse_resolution)]
+    resolution: (u32, u32),
+    /// A hand-held close-up of a few winks (10–30 cm, up to 30° oblique, no mat corner in view).
+    #[arg(long)]
+    closeup: bool,
+    /// A hand or arm over the mat.
+    #[arg(long, value_enum, default_value = "auto")]
+    hand: winkeye::synth::HandChoice,
+    /// Ruleset for the equipment's sizes and the truth's flags.
+    #[arg(long, value_name = "NAME", value_parser = parse_ruleset, default_value = "etwa-2012")]
+    ruleset: Ruleset,
+    /// Image format: jpg (as the camera delivers it) or png (the same pixels, losslessly).
+    #[arg(long, default_value = "jpg", value_parser = ["jpg", "png"])]
+    format: String,
+    /// Folder to write into (created if missing).
+    #[arg(long, default_value = "synth")]
+    out: PathBuf,
+}
+
+fn parse_resolution(s: &str) -> Result<(u32, u32), String> {
+    let (w, h) = s.split_once(['x', 'X']).ok_or_else(|| format!("\"{s}\" is not WIDTHxHEIGHT"))?;
+    let parse = |v: &str| v.trim().parse::<u32>().map_err(|_| format!("\"{s}\" is not WIDTHxHEIGHT"));
+    Ok((parse(w)?, parse(h)?))
 }
 
 fn parse_ruleset(name: &str) -> Result<Ruleset, String> {
@@ -54,6 +93,7 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Rules { position, ruleset, json, diagram } => cmd_rules(&position, ruleset, json, diagram),
+        Command::Synth(args) => cmd_synth(&args),
         Command::Rulesets => {
             for r in Ruleset::ALL {
                 println!("{:<16} {}", r.name(), r.summary());
@@ -121,4 +161,59 @@ fn print_summary(path: &std::path::Path, doc: &Position) {
         format_points(gs(BlueRed)),
         format_points(gs(GreenYellow)),
     );
+}
+
+fn cmd_synth(args: &SynthArgs) -> Result<()> {
+    use winkeye::synth::{render_still, StillOptions};
+    std::fs::create_dir_all(&args.out).with_context(|| format!("cannot create {}", args.out.display()))?;
+    let bar = (args.count > 1).then(|| {
+        let b = indicatif::ProgressBar::new(args.count);
+        b.set_style(
+            indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} scenes, {per_sec}, {eta} left")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        b
+    });
+    for k in 0..args.count {
+        let opts = StillOptions {
+            kind: args.kind,
+            seed: args.seed + k,
+            width: args.resolution.0,
+            height: args.resolution.1,
+            hand: args.hand,
+            ruleset: args.ruleset,
+            closeup: args.closeup,
+        };
+        let stem = opts.stem();
+        let image_name = format!("{stem}.{}", args.format);
+        let started = std::time::Instant::now();
+        let still = render_still(&opts, Some(image_name.clone()))?;
+        let image_path = args.out.join(&image_name);
+        if args.format == "png" {
+            winkeye::report::write_png(&image_path, &still.image)?;
+        } else {
+            winkeye::report::write_bytes(&image_path, &still.jpeg)?;
+        }
+        let json_path = args.out.join(format!("{stem}.json"));
+        write_document(&json_path, &still.truth)?;
+        let line = format!(
+            "{} + {} ({} winks, {} squops, {} ms)",
+            image_path.display(),
+            json_path.display(),
+            still.truth.winks.len(),
+            still.truth.squops.len(),
+            started.elapsed().as_millis()
+        );
+        match &bar {
+            Some(b) => {
+                b.println(line);
+                b.inc(1);
+            }
+            None => eprintln!("{line}"),
+        }
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    Ok(())
 }

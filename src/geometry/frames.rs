@@ -34,12 +34,13 @@ macro_rules! point_impls {
 
             /// Euclidean distance to another point in the same frame.
             pub fn distance(self, other: Self) -> f64 {
-                (self.x - other.x).hypot(self.y - other.y)
+                let (dx, dy) = (self.x - other.x, self.y - other.y);
+                (dx * dx + dy * dy).sqrt()
             }
 
             /// Length of the vector from the origin to this point.
             pub fn norm(self) -> f64 {
-                self.x.hypot(self.y)
+                (self.x * self.x + self.y * self.y).sqrt()
             }
 
             /// Dot product, treating both points as vectors from the origin.

@@ -1,0 +1,81 @@
+//! What the camera does to the light: optical blur (OpenCV), exposure, vignetting, the tone
+//! curve, sensor grain, and JPEG compression (OpenCV).
+
+use super::noise;
+use super::render::Effects;
+use image::RgbImage;
+use opencv::core::{Mat, Size, Vec3b, Vec3f, Vector, BORDER_REFLECT_101};
+use opencv::prelude::*;
+use opencv::{imgcodecs, imgproc};
+
+/// Gaussian blur of a linear-light image, sigma in pixels (no blur below 0.05 px).
+pub fn blur(linear: &[Vec3f], w: usize, h: usize, sigma_px: f64) -> opencv::Result<Vec<Vec3f>> {
+    if sigma_px < 0.05 {
+        return Ok(linear.to_vec());
+    }
+    let src = Mat::new_rows_cols_with_data(h as i32, w as i32, linear)?;
+    let mut dst = Mat::default();
+    imgproc::gaussian_blur(&src, &mut dst, Size::new(0, 0), sigma_px, sigma_px, BORDER_REFLECT_101)?;
+    Ok(dst.data_typed::<Vec3f>()?.to_vec())
+}
+
+/// Exposure, vignetting, the sRGB-like tone curve and grain: linear light to 8-bit RGB.
+pub fn develop(linear: &[Vec3f], w: usize, h: usize, fx: &Effects) -> RgbImage {
+    // The tone curve, tabulated: linear 0–2 in 8192 steps, interpolated.
+    const STEPS: usize = 8192;
+    const TOP: f64 = 2.0;
+    let curve: Vec<f64> = (0..=STEPS + 1).map(|i| 255.0 * (i as f64 * TOP / STEPS as f64).powf(1.0 / 2.2)).collect();
+    let tone = |lin: f64| {
+        let x = (lin.max(0.0) / TOP * STEPS as f64).min(STEPS as f64);
+        let i = x as usize;
+        curve[i] + (curve[i + 1] - curve[i]) * (x - i as f64)
+    };
+    let (cx, cy) = (w as f64 / 2.0, h as f64 / 2.0);
+    let r2max = cx * cx + cy * cy;
+    let mut img = RgbImage::new(w as u32, h as u32);
+    for (i, px) in img.pixels_mut().enumerate() {
+        let (x, y) = ((i % w) as f64, (i / w) as f64);
+        let r2 = ((x - cx).powi(2) + (y - cy).powi(2)) / r2max;
+        let gain = fx.exposure * (1.0 - fx.vignette * r2);
+        let v = linear[i];
+        for ch in 0..3 {
+            let s = tone(v[ch] as f64 * gain);
+            let grain = fx.noise_levels * noise::grain(fx.seed.wrapping_add(ch as u64), i as i64, 0);
+            px[ch] = (s + grain).round().clamp(0.0, 255.0) as u8;
+        }
+    }
+    img
+}
+
+/// An 8-bit RGB image as an OpenCV BGR matrix.
+pub fn to_bgr_mat(img: &RgbImage) -> opencv::Result<Mat> {
+    let data: Vec<Vec3b> = img.pixels().map(|p| Vec3b::from([p[2], p[1], p[0]])).collect();
+    Mat::new_rows_cols_with_data(img.height() as i32, img.width() as i32, &data)?.try_clone()
+}
+
+/// An OpenCV 8-bit BGR matrix as an RGB image.
+pub fn from_bgr_mat(m: &Mat) -> opencv::Result<RgbImage> {
+    let (w, h) = (m.cols() as u32, m.rows() as u32);
+    let mut img = RgbImage::new(w, h);
+    let cont = if m.is_continuous() { m.clone() } else { m.try_clone()? };
+    for (p, v) in img.pixels_mut().zip(cont.data_typed::<Vec3b>()?) {
+        *p = image::Rgb([v[2], v[1], v[0]]);
+    }
+    Ok(img)
+}
+
+/// JPEG bytes of `img` at `quality` (1–100).
+pub fn jpeg(img: &RgbImage, quality: u8) -> opencv::Result<Vec<u8>> {
+    let m = to_bgr_mat(img)?;
+    let mut buf = Vector::<u8>::new();
+    let params = Vector::<i32>::from_slice(&[imgcodecs::IMWRITE_JPEG_QUALITY, i32::from(quality)]);
+    imgcodecs::imencode(".jpg", &m, &mut buf, &params)?;
+    Ok(buf.to_vec())
+}
+
+/// Decodes image bytes (any format OpenCV reads) to RGB.
+pub fn decode(bytes: &[u8]) -> opencv::Result<RgbImage> {
+    let buf = Vector::<u8>::from_slice(bytes);
+    let m = imgcodecs::imdecode(&buf, imgcodecs::IMREAD_COLOR)?;
+    from_bgr_mat(&m)
+}

@@ -1,0 +1,121 @@
+//! The scene renderer: pictures of tiddlywinks positions with exact ground truth.
+//!
+//! A seed and a kind fix everything: the mat's and table's look, where every wink lies (tilted
+//! where it squops another), the pot, squidgers and hands, the lamp, the camera's pose, lens and
+//! effects. The renderer traces rays through signed distance functions, so the truth document's
+//! positions, levels and squop margins come from the same geometry the pixels do. Same seed, same
+//! bytes.
+
+pub mod effects;
+pub mod layout;
+pub mod noise;
+pub mod render;
+pub mod scene;
+pub mod shoot;
+pub mod truth;
+
+use crate::geometry::Camera;
+use crate::report::position::Position;
+use crate::rules::Ruleset;
+pub use layout::{HandChoice, Kind};
+use rand::SeedableRng;
+use rand_pcg::Pcg64;
+
+/// Why a scene could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum SynthError {
+    /// OpenCV failed while blurring or encoding.
+    #[error("image processing failed: {0}")]
+    OpenCv(#[from] opencv::Error),
+    /// The truth document did not validate (a bug in the generator).
+    #[error("the truth document is inconsistent: {0}")]
+    Truth(#[from] crate::report::PositionError),
+    /// A resolution outside what the renderer makes.
+    #[error("resolution {width}x{height} is outside 64x64 to 8192x8192")]
+    Resolution {
+        /// Width asked for.
+        width: u32,
+        /// Height asked for.
+        height: u32,
+    },
+}
+
+/// What to render.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StillOptions {
+    /// The kind of position.
+    pub kind: Kind,
+    /// The seed.
+    pub seed: u64,
+    /// Image width, in pixels.
+    pub width: u32,
+    /// Image height, in pixels.
+    pub height: u32,
+    /// Whether a hand is over the mat.
+    pub hand: HandChoice,
+    /// Equipment and rules.
+    pub ruleset: Ruleset,
+    /// A hand-held close-up of a few winks instead of the overhead view.
+    pub closeup: bool,
+}
+
+/// A rendered still with its truth.
+pub struct Still {
+    /// The picture as the camera delivered it (JPEG).
+    pub jpeg: Vec<u8>,
+    /// The same picture decoded.
+    pub image: image::RgbImage,
+    /// The truth document.
+    pub truth: Position,
+    /// The camera.
+    pub camera: Camera,
+    /// What the ray through each pixel's centre met, row by row (winks by index into `truth.winks`).
+    pub surfaces: Vec<render::Surface>,
+}
+
+impl Still {
+    /// What the ray through pixel (x, y)'s centre met.
+    pub fn surface_at(&self, x: u32, y: u32) -> render::Surface {
+        if x >= self.camera.width || y >= self.camera.height {
+            return render::Surface::Nothing;
+        }
+        self.surfaces[(y * self.camera.width + x) as usize]
+    }
+}
+
+impl StillOptions {
+    /// The file stem for this still: `<kind>-<seed>` or `closeup-<seed>`.
+    pub fn stem(&self) -> String {
+        let kind = if self.closeup { "closeup".to_string() } else { format!("{:?}", self.kind).to_lowercase() };
+        format!("{kind}-{:05}", self.seed)
+    }
+}
+
+/// Renders one still.
+pub fn render_still(opts: &StillOptions, path: Option<String>) -> Result<Still, SynthError> {
+    if !(64..=8192).contains(&opts.width) || !(64..=8192).contains(&opts.height) {
+        return Err(SynthError::Resolution { width: opts.width, height: opts.height });
+    }
+    let tag = if opts.closeup { 0x0C10_5E00 } else { opts.kind as u64 };
+    let mut rng = Pcg64::seed_from_u64(opts.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ tag);
+    let spec = opts.ruleset.spec();
+    let mut scene = layout::room(&mut rng, spec);
+    let camera = if opts.closeup {
+        let centre = layout::closeup_cluster(&mut rng, &mut scene, spec);
+        shoot::closeup(&mut rng, centre, 45.0, opts.width, opts.height)
+    } else {
+        layout::populate(&mut rng, &mut scene, spec, opts.kind);
+        layout::add_squidger(&mut rng, &mut scene);
+        layout::add_hand(&mut rng, &mut scene, opts.hand, opts.kind);
+        shoot::overhead(&mut rng, &spec.mat, opts.width, opts.height)
+    };
+    let fx = shoot::effects(&mut rng);
+    let frame = render::render(&scene, &camera, &fx)?;
+    let jpeg = effects::jpeg(&frame.rgb, fx.jpeg_quality)?;
+    let image = effects::decode(&jpeg)?;
+    let stem = opts.stem();
+    let kind = stem.rsplit_once('-').map_or(stem.as_str(), |(k, _)| k);
+    let prov = truth::Provenance { kind, seed: opts.seed, effects: &fx, path };
+    let truth = truth::truth(&scene, &camera, &frame.visible_px, opts.ruleset, &prov)?;
+    Ok(Still { jpeg, image, truth, camera, surfaces: frame.surfaces })
+}

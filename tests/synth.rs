@@ -1,0 +1,178 @@
+//! The scene renderer: truth and pixels agree, the same seed gives the same bytes, every kind
+//! renders.
+
+use winkeye::geometry::PixelPoint;
+use winkeye::report::position::{Colour, WinkState};
+use winkeye::rules::Ruleset;
+use winkeye::synth::render::Surface;
+use winkeye::synth::{render_still, HandChoice, Kind, Still, StillOptions};
+
+fn opts(kind: Kind, seed: u64, closeup: bool) -> StillOptions {
+    StillOptions { kind, seed, width: 1280, height: 720, hand: HandChoice::Auto, ruleset: Ruleset::Etwa2012, closeup }
+}
+
+fn render(o: &StillOptions) -> Still {
+    render_still(o, None).expect("renders")
+}
+
+/// Hue in degrees and saturation of an RGB pixel.
+fn hue_sat(p: [u8; 3]) -> (f64, f64) {
+    let [r, g, b] = p.map(|v| v as f64 / 255.0);
+    let (max, min) = (r.max(g).max(b), r.min(g).min(b));
+    let d = max - min;
+    if d < 1e-9 {
+        return (0.0, 0.0);
+    }
+    let h = if max == r {
+        60.0 * (((g - b) / d) % 6.0)
+    } else if max == g {
+        60.0 * ((b - r) / d + 2.0)
+    } else {
+        60.0 * ((r - g) / d + 4.0)
+    };
+    ((h + 360.0) % 360.0, d / max)
+}
+
+fn hue_of(c: Colour) -> f64 {
+    match c {
+        Colour::Blue => 225.0,
+        Colour::Green => 135.0,
+        Colour::Red => 358.0,
+        Colour::Yellow => 50.0,
+    }
+}
+
+fn hue_dist(a: f64, b: f64) -> f64 {
+    let d = (a - b).abs() % 360.0;
+    d.min(360.0 - d)
+}
+
+#[test]
+fn same_seed_same_bytes() {
+    let o = StillOptions { width: 320, height: 180, ..opts(Kind::Midgame, 11, false) };
+    let (a, b) = (render(&o), render(&o));
+    assert_eq!(a.jpeg, b.jpeg);
+    assert_eq!(serde_json::to_string(&a.truth).ok(), serde_json::to_string(&b.truth).ok());
+    let other = render(&StillOptions { seed: 12, ..o });
+    assert_ne!(a.jpeg, other.jpeg);
+}
+
+#[test]
+fn every_kind_renders_with_consistent_truth() {
+    for (kind, closeup) in [(Kind::Start, false), (Kind::Midgame, false), (Kind::NearMiss, false), (Kind::PotOut, false), (Kind::Midgame, true)] {
+        let o = StillOptions { width: 480, height: 270, ..opts(kind, 3, closeup) };
+        let s = render(&o);
+        let t = &s.truth;
+        if closeup {
+            assert!((2..=5).contains(&t.winks.len()), "closeup winks: {}", t.winks.len());
+            // No mat corner in view.
+            for c in t.calibration.as_ref().and_then(|c| c.mat_corners_px).into_iter().flatten() {
+                assert!(c.x < 0.0 || c.y < 0.0 || c.x >= 480.0 || c.y >= 270.0, "corner {c:?} in view");
+            }
+        } else {
+            assert_eq!(t.winks.len(), 24, "{kind:?}");
+            let counts = t.counts.as_ref().expect("counts");
+            for c in Colour::ALL {
+                assert_eq!(counts[&c].total(), 6);
+            }
+        }
+        match kind {
+            Kind::Start => assert!(t.winks.iter().all(|w| w.state == WinkState::Unplayed)),
+            Kind::PotOut => assert!(t.flags.iter().any(|f| f.detail.kind() == "pot_out"), "pot-out flagged"),
+            Kind::NearMiss => {
+                let close = t.squops.iter().filter(|s| s.margin_mm.unwrap_or(9.0) <= 2.0).count();
+                assert!(close >= 1, "a near-miss overlap");
+            }
+            Kind::Midgame => {}
+        }
+    }
+}
+
+#[test]
+fn visible_winks_show_their_colour_at_their_centre() {
+    let mut checked = 0;
+    for seed in 1..=4 {
+        let s = render(&opts(Kind::Midgame, seed, false));
+        for (i, w) in s.truth.winks.iter().enumerate() {
+            let visible = w.extra.get("visible_fraction").and_then(|v| v.as_f64()).unwrap_or(0.0);
+            let Some(PixelPoint { x, y }) = w.centre_px else { continue };
+            if visible < 0.9 || w.state == WinkState::Potted {
+                continue;
+            }
+            let (xi, yi) = (x.round() as u32, y.round() as u32);
+            assert_eq!(s.surface_at(xi, yi), Surface::Wink(i), "seed {seed}: {} at its centre_px", w.id);
+            // The colour there, averaged over the 3 x 3 pixels round it, has the wink's hue (glare
+            // from the lamp can wash a wink out, but not change its hue).
+            let mut acc = [0.0f64; 3];
+            for dy in -1i32..=1 {
+                for dx in -1i32..=1 {
+                    let p = s.image.get_pixel((xi as i32 + dx) as u32, (yi as i32 + dy) as u32);
+                    for ch in 0..3 {
+                        acc[ch] += p[ch] as f64 / 9.0;
+                    }
+                }
+            }
+            let (h, sat) = hue_sat(acc.map(|v| v as u8));
+            assert!(sat > 0.1, "seed {seed}: {} ({:?}) saturation {sat:.2} at {x:.0},{y:.0}", w.id, w.colour);
+            assert!(hue_dist(h, hue_of(w.colour)) < 40.0, "seed {seed}: {} is {:?} but hue {h:.0}", w.id, w.colour);
+            checked += 1;
+        }
+    }
+    assert!(checked > 60, "checked {checked} winks");
+}
+
+#[test]
+fn a_squopped_wink_never_shows_inside_the_upper_outline() {
+    let mut checked = 0;
+    for seed in 1..=6 {
+        let s = render(&opts(Kind::NearMiss, seed, false));
+        let index = |id: &str| s.truth.winks.iter().position(|w| w.id == id).expect("listed");
+        for sq in &s.truth.squops {
+            let (u, l) = (index(&sq.upper), index(&sq.lower));
+            let upper = &s.truth.winks[u];
+            let Some(c) = upper.centre_px else { continue };
+            // Every pixel whose centre is well inside the upper wink's outline (80% of its radius in
+            // the image) shows the upper wink, never the lower one.
+            let r_px = upper.diameter_mm.unwrap_or(16.0) / 2.0 * px_per_mm(&s, c);
+            let reach = (r_px * 0.8).floor() as i32;
+            for dy in -reach..=reach {
+                for dx in -reach..=reach {
+                    if ((dx * dx + dy * dy) as f64).sqrt() > r_px * 0.8 {
+                        continue;
+                    }
+                    let (x, y) = ((c.x.round() as i32 + dx) as u32, (c.y.round() as i32 + dy) as u32);
+                    assert_ne!(s.surface_at(x, y), Surface::Wink(l), "seed {seed}: {} shows through {}", sq.lower, sq.upper);
+                }
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 10, "checked {checked} squops");
+}
+
+/// Image pixels per mat millimetre near image point `c`.
+fn px_per_mm(s: &Still, c: PixelPoint) -> f64 {
+    let cam = &s.camera;
+    let a = cam.unproject_to_plane(c, 0.0).expect("on the mat");
+    let b = cam.project(a + nalgebra::Vector3::new(10.0, 0.0, 0.0)).expect("in front");
+    b.distance(c) / 10.0
+}
+
+#[test]
+fn mat_corners_are_where_the_truth_says() {
+    for seed in 1..=4 {
+        let s = render(&opts(Kind::Start, seed, false));
+        let corners = s.truth.calibration.as_ref().and_then(|c| c.mat_corners_px).expect("corners");
+        let centre = s.truth.calibration.as_ref().and_then(|c| c.pot_centre_px).expect("centre");
+        for c in corners {
+            // Three pixels in from the corner, towards the mat's centre, is felt (or paint);
+            // three pixels out is the table or the mat's cut edge.
+            let d = (centre - c) * (1.0 / centre.distance(c));
+            let inside = c + d * 3.0;
+            let outside = c - d * 3.0;
+            let at = |p: PixelPoint| s.surface_at(p.x.round() as u32, p.y.round() as u32);
+            assert!(matches!(at(inside), Surface::Felt | Surface::Paint | Surface::Wink(_)), "seed {seed}: inside {c:?} is {:?}", at(inside));
+            assert!(matches!(at(outside), Surface::Table | Surface::MatSide), "seed {seed}: outside {c:?} is {:?}", at(outside));
+        }
+    }
+}
