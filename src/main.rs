@@ -67,6 +67,18 @@ struct SynthArgs {
     /// Folder to write into (created if missing).
     #[arg(long, default_value = "synth")]
     out: PathBuf,
+    /// Render a clip around one shot (a video and its truth) instead of a still.
+    #[arg(long, conflicts_with = "closeup")]
+    clip: bool,
+    /// Frames per second of a clip.
+    #[arg(long, default_value_t = 30.0, requires = "clip")]
+    fps: f64,
+    /// What a clip's shot does; default: the seed decides.
+    #[arg(long, value_enum, requires = "clip")]
+    outcome: Option<winkeye::synth::clip::Outcome>,
+    /// Video container of a clip: avi (MJPG) or mp4 (mp4v, where OpenCV has it).
+    #[arg(long, default_value = "avi", value_parser = ["avi", "mp4"], requires = "clip")]
+    video: String,
 }
 
 fn parse_resolution(s: &str) -> Result<(u32, u32), String> {
@@ -166,6 +178,9 @@ fn print_summary(path: &std::path::Path, doc: &Position) {
 fn cmd_synth(args: &SynthArgs) -> Result<()> {
     use winkeye::synth::{render_still, StillOptions};
     std::fs::create_dir_all(&args.out).with_context(|| format!("cannot create {}", args.out.display()))?;
+    if args.clip {
+        return cmd_synth_clips(args);
+    }
     let bar = (args.count > 1).then(|| {
         let b = indicatif::ProgressBar::new(args.count);
         b.set_style(
@@ -214,6 +229,49 @@ fn cmd_synth(args: &SynthArgs) -> Result<()> {
     }
     if let Some(b) = bar {
         b.finish_and_clear();
+    }
+    Ok(())
+}
+
+fn cmd_synth_clips(args: &SynthArgs) -> Result<()> {
+    use winkeye::synth::clip::{render_clip, ClipOptions};
+    if !(args.fps > 0.0 && args.fps <= 240.0) {
+        anyhow::bail!("--fps {} is outside 0-240", args.fps);
+    }
+    for k in 0..args.count {
+        let opts = ClipOptions {
+            seed: args.seed + k,
+            width: args.resolution.0,
+            height: args.resolution.1,
+            fps: args.fps,
+            outcome: args.outcome,
+            ruleset: args.ruleset,
+        };
+        let stem = format!("clip-{:05}", opts.seed);
+        let video = args.out.join(format!("{stem}.{}", args.video));
+        let bar = indicatif::ProgressBar::new(0);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{prefix} {bar:30} {pos}/{len} frames, {per_sec}, {eta} left")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        bar.set_prefix(stem.clone());
+        let started = std::time::Instant::now();
+        let truth = render_clip(&opts, &video, &mut |done, total| {
+            bar.set_length(total);
+            bar.set_position(done);
+        })?;
+        bar.finish_and_clear();
+        let json = args.out.join(format!("{stem}.json"));
+        write_document(&json, &truth)?;
+        eprintln!(
+            "{} + {} ({} frames, shot: {} {:?}, {:.1} s)",
+            video.display(),
+            json.display(),
+            truth.frames,
+            truth.shot.wink,
+            truth.shot.outcome,
+            started.elapsed().as_secs_f64()
+        );
     }
     Ok(())
 }

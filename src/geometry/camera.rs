@@ -38,6 +38,21 @@ impl RadialDistortion {
         1.0 + r2 * (self.k1 + r2 * (self.k2 + r2 * self.k3))
     }
 
+    /// The largest distorted normalised radius the model maps one-to-one: where
+    /// r·(1 + k1 r² + k2 r⁴ + k3 r⁶) stops growing (searched up to r = 3).
+    pub fn max_distorted_radius(&self) -> f64 {
+        let mut r = 0.0;
+        while r < 3.0 {
+            let r2 = r * r;
+            let slope = 1.0 + r2 * (3.0 * self.k1 + r2 * (5.0 * self.k2 + r2 * 7.0 * self.k3));
+            if slope <= 0.0 {
+                break;
+            }
+            r += 1e-3;
+        }
+        r * self.factor(r * r)
+    }
+
     /// The undistorted normalised radius whose distorted radius is `rd`, by Newton's method;
     /// `None` where the model folds back (beyond its valid field).
     pub fn undistort_radius(&self, rd: f64) -> Option<f64> {

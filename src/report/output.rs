@@ -50,25 +50,31 @@ pub fn write_bytes(path: &Path, bytes: &[u8]) -> Result<(), OutputError> {
             .and_then(|_| out.flush())
             .map_err(|source| OutputError::Write { path: path.to_owned(), source });
     }
+    let write_err = |source| OutputError::Write { path: path.to_owned(), source };
+    let mut tmp = temp_file_beside(path, "").map_err(write_err)?;
+    tmp.write_all(bytes).map_err(write_err)?;
+    tmp.as_file().sync_all().map_err(write_err)?;
+    tmp.persist(path).map_err(|e| OutputError::Persist { path: path.to_owned(), source: e.error })?;
+    Ok(())
+}
+
+/// A temporary file in the same folder as `path` (so it can be renamed over it), ending in
+/// `suffix`, readable like any file the user writes (0644), or with the mode of the file it will
+/// replace.
+pub fn temp_file_beside(path: &Path, suffix: &str) -> std::io::Result<tempfile::NamedTempFile> {
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
-    let write_err = |source| OutputError::Write { path: path.to_owned(), source };
-    // Temporary files are private (0600) by default; the finished file should be as readable as
-    // any other the user writes, or keep the mode of the file it replaces.
     let mut builder = tempfile::Builder::new();
+    builder.suffix(suffix);
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
         let mode = std::fs::metadata(path).map(|m| m.permissions().mode() & 0o7777).unwrap_or(0o644);
         builder.permissions(std::fs::Permissions::from_mode(mode));
     }
-    let mut tmp = builder.tempfile_in(dir).map_err(write_err)?;
-    tmp.write_all(bytes).map_err(write_err)?;
-    tmp.as_file().sync_all().map_err(write_err)?;
-    tmp.persist(path).map_err(|e| OutputError::Persist { path: path.to_owned(), source: e.error })?;
-    Ok(())
+    builder.tempfile_in(dir)
 }
 
 /// Serialises `doc` as pretty JSON (with a final newline) and writes it with [`write_bytes`].

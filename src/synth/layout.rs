@@ -113,7 +113,6 @@ pub fn room(rng: &mut Pcg64, spec: &RulesetSpec) -> Scene {
             hardness: rng.random_range(6.0..24.0),
             gradient: (rng.random_range(-0.2..0.2), rng.random_range(-0.2..0.2)),
         },
-        chessboard: None,
     }
 }
 
@@ -132,6 +131,33 @@ fn sets(rng: &mut Pcg64) -> Vec<Set> {
             Set { colour, sizes }
         })
         .collect()
+}
+
+/// Poses `upper` with its footprint centre near `c`, resting on `below`: flat on top when its centre
+/// is over the lower wink's top face, otherwise tilted with its far edge on the mat and its
+/// underside on the lower wink's rim.
+pub fn resting_pose(below: &Disc, upper: &mut Disc, c: MatPoint) {
+    let cl = below.footprint_centre();
+    let dist = c.distance(cl);
+    let r_top_face = below.radius_mm - below.edge_mm;
+    if dist < r_top_face - 0.5 {
+        let z = below.top_height_at(c.x, c.y);
+        upper.normal = below.normal;
+        upper.centre = Point3::new(c.x, c.y, z) + below.normal * (upper.thickness_mm / 2.0 / below.normal.z);
+    } else {
+        let u = (cl - c) * (1.0 / dist);
+        let s = cl - u * r_top_face;
+        let h = below.top_height_at(s.x, s.y);
+        let mut theta: f64 = 0.0;
+        for _ in 0..6 {
+            let reach = (dist - r_top_face) + upper.radius_mm * theta.cos();
+            theta = (h / reach).atan();
+        }
+        let n = Vector3::new(-u.x * theta.sin(), -u.y * theta.sin(), theta.cos());
+        let bottom = Point3::new(c.x, c.y, upper.radius_mm * theta.sin());
+        upper.normal = n;
+        upper.centre = bottom + n * (upper.thickness_mm / 2.0);
+    }
 }
 
 /// Places winks on the mat, keeping the ones not meant to touch apart.
@@ -166,7 +192,7 @@ impl<'a> Placer<'a> {
             radius_mm: diameter / 2.0,
             thickness_mm: thickness,
             edge_mm: thickness * 0.4,
-            material: Material { albedo, specular: self.rng.random_range(0.1..0.5), shininess: self.rng.random_range(80.0..400.0) },
+            material: Material { albedo, specular: self.rng.random_range(0.05..0.35), shininess: self.rng.random_range(300.0..1500.0) },
         }
     }
 
@@ -212,29 +238,8 @@ impl<'a> Placer<'a> {
     /// its underside on the lower wink's rim.
     pub fn rest_on(&mut self, colour: Colour, size: WinkSize, c: MatPoint, lower: usize) -> usize {
         let mut d = self.body(colour, size);
-        let below = self.winks[lower].disc.clone();
         let level = self.winks[lower].level + 1;
-        let cl = below.footprint_centre();
-        let dist = c.distance(cl);
-        let r_top_face = below.radius_mm - below.edge_mm;
-        if dist < r_top_face - 0.5 {
-            let z = below.top_height_at(c.x, c.y);
-            d.normal = below.normal;
-            d.centre = Point3::new(c.x, c.y, z) + below.normal * (d.thickness_mm / 2.0 / below.normal.z);
-        } else {
-            let u = (cl - c) * (1.0 / dist);
-            let s = cl - u * r_top_face;
-            let h = below.top_height_at(s.x, s.y);
-            let mut theta: f64 = 0.0;
-            for _ in 0..6 {
-                let reach = (dist - r_top_face) + d.radius_mm * theta.cos();
-                theta = (h / reach).atan();
-            }
-            let n = Vector3::new(-u.x * theta.sin(), -u.y * theta.sin(), theta.cos());
-            let bottom = Point3::new(c.x, c.y, d.radius_mm * theta.sin());
-            d.normal = n;
-            d.centre = bottom + n * (d.thickness_mm / 2.0);
-        }
+        resting_pose(&self.winks[lower].disc, &mut d, c);
         self.push(colour, size, d, WinkState::InPlay, level)
     }
 

@@ -6,6 +6,7 @@
 //! positions, levels and squop margins come from the same geometry the pixels do. Same seed, same
 //! bytes.
 
+pub mod clip;
 pub mod effects;
 pub mod layout;
 pub mod noise;
@@ -30,6 +31,23 @@ pub enum SynthError {
     /// The truth document did not validate (a bug in the generator).
     #[error("the truth document is inconsistent: {0}")]
     Truth(#[from] crate::report::PositionError),
+    /// No wink could be played for a clip's shot (a bug in the generator's layouts).
+    #[error("no playable shot in this layout")]
+    NoShot,
+    /// The video codec for this extension is not available in this OpenCV.
+    #[error("OpenCV cannot write .{ext} video here (try .avi, MJPG)")]
+    Codec {
+        /// The file extension.
+        ext: String,
+    },
+    /// A file could not be written.
+    #[error("cannot write {path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// What the operating system said.
+        source: std::io::Error,
+    },
     /// A resolution outside what the renderer makes.
     #[error("resolution {width}x{height} is outside 64x64 to 8192x8192")]
     Resolution {

@@ -49,8 +49,7 @@ enum Body {
     Wink(usize),
     Squidger(usize),
     Pot,
-    Hand(usize),
-    /// One capsule of a hand, for shadows only (cheaper to march than the blended hand).
+    /// One capsule of a hand.
     HandPart(usize, usize),
 }
 
@@ -120,7 +119,6 @@ impl Ctx<'_> {
             Body::Wink(i) => self.scene.winks[i].disc.sdf(p),
             Body::Squidger(i) => self.scene.squidgers[i].sdf(p),
             Body::Pot => self.scene.pot.as_ref().map_or(f64::INFINITY, |pot| pot.sdf(p)),
-            Body::Hand(i) => self.scene.hands[i].sdf(p),
             Body::HandPart(i, j) => {
                 let (a, b, r) = self.scene.hands[i].capsules[j];
                 let ab = b - a;
@@ -147,8 +145,6 @@ impl Ctx<'_> {
         let (t_in, t_out) = ray_sphere(o, d, obj.centre, obj.radius)?;
         let mut t = t_in.max(0.0);
         let t_end = t_out.min(t_max);
-        // Hands blend capsules with a smooth minimum, which overestimates distance slightly.
-        let step = if matches!(obj.body, Body::Hand(_)) { 0.9 } else { 1.0 };
         for _ in 0..MAX_STEPS {
             if t > t_end {
                 return None;
@@ -157,7 +153,7 @@ impl Ctx<'_> {
             if dist < HIT_MM {
                 return Some(t);
             }
-            t += dist * step;
+            t += dist;
         }
         None
     }
@@ -206,12 +202,6 @@ impl Ctx<'_> {
             }
             if obj.shadow.1 < 0.0 {
                 continue;
-            }
-            // A hand does not shadow itself through its own capsules.
-            if let (Some(sk), Body::HandPart(i, _)) = (skip, obj.body) {
-                if self.objs[sk].body == Body::Hand(i) {
-                    continue;
-                }
             }
             if on_mat {
                 let (c, r) = obj.shadow;
@@ -322,7 +312,7 @@ impl Ctx<'_> {
                     Body::Wink(i) => self.scene.winks[i].disc.material,
                     Body::Squidger(i) => self.scene.squidgers[i].material,
                     Body::Pot => self.scene.pot.as_ref().map(|p| p.material).unwrap_or(super::scene::Material { albedo: [0.5; 3], specular: 0.0, shininess: 1.0 }),
-                    Body::Hand(i) | Body::HandPart(i, _) => self.scene.hands[i].material,
+                    Body::HandPart(i, _) => self.scene.hands[i].material,
                 };
                 // Inside the pot the walls hide most of the room's light.
                 let ao = if matches!(body, Body::Pot) || (matches!(body, Body::Wink(i) if self.scene.winks[i].state == crate::report::position::WinkState::Potted)) {
@@ -391,11 +381,11 @@ fn objects(scene: &Scene, cam: &Camera) -> Vec<Obj> {
         let (c, r) = pot.bound();
         add(Body::Pot, c, r, true, true);
     }
+    // A hand is drawn as its capsules, each its own object with a tight bound: far cheaper to
+    // trace than the blended whole, and the joins barely show at a webcam's resolution.
     for (i, h) in scene.hands.iter().enumerate() {
-        let (c, r) = h.bound();
-        add(Body::Hand(i), c, r, true, false);
         for (j, &(a, b, r)) in h.capsules.iter().enumerate() {
-            add(Body::HandPart(i, j), Point3::from((a.coords + b.coords) / 2.0), (b - a).norm() / 2.0 + r, false, true);
+            add(Body::HandPart(i, j), Point3::from((a.coords + b.coords) / 2.0), (b - a).norm() / 2.0 + r, true, true);
         }
     }
     out
@@ -412,6 +402,24 @@ fn grid16() -> [(f64, f64); 16] {
 
 /// Renders `scene` through `cam` and applies `fx` (all but the JPEG compression).
 pub fn render(scene: &Scene, cam: &Camera, fx: &Effects) -> opencv::Result<Frame> {
+    let light = render_light(scene, cam, fx.blur_px)?;
+    let rgb = super::effects::develop(&light.linear, cam.width as usize, cam.height as usize, fx);
+    Ok(Frame { rgb, surfaces: light.surfaces, visible_px: light.visible_px })
+}
+
+/// The light reaching the sensor, before exposure and grain: what a still frame of a static scene
+/// shares with the next one.
+pub struct Light {
+    /// Linear RGB per pixel, blurred by the optics.
+    pub linear: Vec<Vec3f>,
+    /// What the ray through each pixel's centre met.
+    pub surfaces: Vec<Surface>,
+    /// Per wink: visible pixels.
+    pub visible_px: Vec<f64>,
+}
+
+/// Traces the scene and applies the optical blur (sigma in pixels).
+pub fn render_light(scene: &Scene, cam: &Camera, blur_px: f64) -> opencv::Result<Light> {
     let (w, h) = (cam.width as usize, cam.height as usize);
     let ctx = Ctx { scene, objs: objects(scene, cam), eye: cam.pose.centre_mat() };
     let n_winks = scene.winks.len();
@@ -453,7 +461,9 @@ pub fn render(scene: &Scene, cam: &Camera, fx: &Effects) -> opencv::Result<Frame
 
     // Pass 2: sixteen rays for each pixel where a neighbour saw another surface.
     let offsets = grid16();
-    let fixes: Vec<(Vec<(usize, Vec3f)>, Vec<f64>)> = (0..h)
+    // Per row: the re-sampled pixels (index, colour) and the winks' visible pixels.
+    type RowFix = (Vec<(usize, Vec3f)>, Vec<f64>);
+    let fixes: Vec<RowFix> = (0..h)
         .into_par_iter()
         .map(|y| {
             let mut fixed = Vec::new();
@@ -505,13 +515,12 @@ pub fn render(scene: &Scene, cam: &Camera, fx: &Effects) -> opencv::Result<Frame
                 Body::Wink(i) => Surface::Wink(i),
                 Body::Squidger(i) => Surface::Squidger(i),
                 Body::Pot => Surface::Pot,
-                Body::Hand(i) | Body::HandPart(i, _) => Surface::Hand(i),
+                Body::HandPart(i, _) => Surface::Hand(i),
             },
         })
         .collect();
-    let linear = super::effects::blur(&linear, w, h, fx.blur_px)?;
-    let rgb = super::effects::develop(&linear, w, h, fx);
-    Ok(Frame { rgb, surfaces, visible_px })
+    let linear = super::effects::blur(&linear, w, h, blur_px)?;
+    Ok(Light { linear, surfaces, visible_px })
 }
 
 /// The wink a surface id belongs to, if any.

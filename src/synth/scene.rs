@@ -4,7 +4,7 @@
 
 use crate::geometry::{MatPoint, MatSpec, PotSpec};
 use crate::report::position::{Colour, WinkSize, WinkState};
-use nalgebra::{Point3, Rotation3, Vector3};
+use nalgebra::{Point3, Vector3};
 
 /// A linear-light RGB triple, each channel 0–1.
 pub type Rgb3 = [f64; 3];
@@ -179,48 +179,13 @@ fn seg_dist(p: (f64, f64), a: (f64, f64), b: (f64, f64)) -> f64 {
     (dx * dx + dy * dy).sqrt()
 }
 
-/// A hand and forearm: capsules blended together.
+/// A hand and forearm: capsules.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Hand {
     /// Capsules as (one end, other end, radius), in mm.
     pub capsules: Vec<(Point3<f64>, Point3<f64>, f64)>,
     /// Skin.
     pub material: Material,
-}
-
-impl Hand {
-    /// Signed distance, blending the capsules smoothly (a few mm of blend).
-    pub fn sdf(&self, p: Point3<f64>) -> f64 {
-        let k = 6.0;
-        let mut d = f64::INFINITY;
-        for &(a, b, r) in &self.capsules {
-            let ab = b - a;
-            let t = ((p - a).dot(&ab) / ab.norm_squared()).clamp(0.0, 1.0);
-            let di = (p - (a + ab * t)).norm() - r;
-            // Polynomial smooth minimum.
-            d = if d.is_infinite() {
-                di
-            } else {
-                let h = (0.5 + 0.5 * (di - d) / k).clamp(0.0, 1.0);
-                di * (1.0 - h) + d * h - k * h * (1.0 - h)
-            };
-        }
-        d
-    }
-
-    /// A sphere holding the hand: (centre, radius).
-    pub fn bound(&self) -> (Point3<f64>, f64) {
-        let mut lo = Vector3::repeat(f64::INFINITY);
-        let mut hi = Vector3::repeat(f64::NEG_INFINITY);
-        let mut rmax: f64 = 0.0;
-        for &(a, b, r) in &self.capsules {
-            lo = lo.inf(&a.coords).inf(&b.coords);
-            hi = hi.sup(&a.coords).sup(&b.coords);
-            rmax = rmax.max(r);
-        }
-        let c = Point3::from((lo + hi) / 2.0);
-        (c, (hi - lo).norm() / 2.0 + rmax + 1.0)
-    }
 }
 
 /// The lamp and the light in the room.
@@ -257,27 +222,6 @@ pub struct Scene {
     pub hands: Vec<Hand>,
     /// The lamp.
     pub light: Light,
-    /// A chessboard lying on the mat: (top-left inner... origin corner, x axis unit, squares
-    /// along x, squares along y, square size in mm), for lens calibration shots.
-    pub chessboard: Option<Chessboard>,
-}
-
-/// A printed chessboard lying flat on the mat.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Chessboard {
-    /// The board's centre on the mat, in mm.
-    pub centre: MatPoint,
-    /// Rotation of the board about the vertical, in radians.
-    pub angle: f64,
-    /// Squares along the board's x and y.
-    pub squares: (u32, u32),
-    /// Size of one square, in mm.
-    pub square_mm: f64,
-}
-
-/// A rotation taking the z axis to `normal`.
-pub fn rotation_to(normal: Vector3<f64>) -> Rotation3<f64> {
-    Rotation3::rotation_between(&Vector3::z(), &normal).unwrap_or_else(Rotation3::identity)
 }
 
 #[cfg(test)]
@@ -303,7 +247,9 @@ mod tests {
         assert!(d.sdf(Point3::new(1.0, 1.0, 0.75)) < 0.0);
         assert!((d.support_mm(MatPoint::new(1.0, 0.0)) - 8.0).abs() < 1e-12);
         let tilted = Disc { normal: Vector3::new(0.1, 0.0, 1.0).normalize(), ..d.clone() };
-        assert!(tilted.support_mm(MatPoint::new(1.0, 0.0)) < 8.0);
+        // Along the tilt: r cos θ + (t/2) sin θ.
+        let th = 0.1f64.atan();
+        assert!((tilted.support_mm(MatPoint::new(1.0, 0.0)) - (8.0 * th.cos() + 0.75 * th.sin())).abs() < 1e-12);
         assert!((tilted.support_mm(MatPoint::new(0.0, 1.0)) - 8.0).abs() < 1e-12);
     }
 
