@@ -162,3 +162,36 @@ fn unwritable_output_is_one_line_and_exit_1() {
     assert_eq!(code, 1, "{err}");
     assert!(err.lines().last().is_some_and(|l| l.starts_with("winkeye: cannot write /nonexistent/dir/out.json")), "{err}");
 }
+
+#[test]
+fn synth_writes_an_image_and_its_truth() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let (code, _, err) = stderr_of(winkeye().args(["synth", "--kind", "near-miss", "--seed", "4", "--resolution", "320x180", "--out"]).arg(dir.path()));
+    assert_eq!(code, 0, "{err}");
+    let img = image::open(dir.path().join("nearmiss-00004.jpg"))?;
+    assert_eq!((img.width(), img.height()), (320, 180));
+    let truth: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("nearmiss-00004.json"))?)?;
+    assert_eq!(truth["format"], "winkeye.position/1");
+    assert_eq!(truth["winks"].as_array().map(Vec::len), Some(24));
+    assert!(truth["truth"]["camera"]["intrinsics"]["fx"].is_number());
+    // The truth document is a valid position: `winkeye rules` accepts it.
+    let (code, _, err) = stderr_of(winkeye().arg("rules").arg(dir.path().join("nearmiss-00004.json")));
+    assert_eq!(code, 0, "{err}");
+    Ok(())
+}
+
+#[test]
+fn synth_bad_arguments() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    assert_eq!(stderr_of(winkeye().args(["synth", "--resolution", "wide"])).0, 2);
+    assert_eq!(stderr_of(winkeye().args(["synth", "--kind", "endgame"])).0, 2);
+    let (code, _, err) = stderr_of(winkeye().args(["synth", "--resolution", "10x10", "--out"]).arg(dir.path()));
+    assert_eq!(code, 1);
+    assert!(err.trim_end().lines().count() == 1 && err.contains("10x10"), "{err}");
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "x")?;
+    let (code, _, err) = stderr_of(winkeye().args(["synth", "--resolution", "64x64", "--out"]).arg(&file));
+    assert_eq!(code, 1, "{err}");
+    assert!(err.starts_with("winkeye: cannot create"), "{err}");
+    Ok(())
+}
