@@ -17,6 +17,9 @@
 
 #![deny(missing_docs)]
 
+pub mod calibrate;
+pub mod capture;
+pub mod eval;
 pub mod geometry;
 pub mod report;
 pub mod rules;

@@ -34,8 +34,22 @@ enum Command {
     },
     /// List the rulesets, one line each.
     Rulesets,
+    /// Score winkeye against rendered truth in a folder of `winkeye synth` output and print the figures.
+    Eval(EvalArgs),
     /// Render synthetic scenes with exact truth: an image and a winkeye.position/1 document each.
     Synth(SynthArgs),
+}
+
+#[derive(clap::Args)]
+struct EvalArgs {
+    /// Folder of images with truth documents beside them.
+    dir: PathBuf,
+    /// What to evaluate.
+    #[arg(long, default_value = "calibration", value_parser = ["calibration"])]
+    what: String,
+    /// Write every frame's result here as JSON.
+    #[arg(long, value_name = "OUT")]
+    json: Option<PathBuf>,
 }
 
 #[derive(clap::Args)]
@@ -106,6 +120,7 @@ fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Rules { position, ruleset, json, diagram } => cmd_rules(&position, ruleset, json, diagram),
         Command::Synth(args) => cmd_synth(&args),
+        Command::Eval(args) => cmd_eval(&args),
         Command::Rulesets => {
             for r in Ruleset::ALL {
                 println!("{:<16} {}", r.name(), r.summary());
@@ -272,6 +287,25 @@ fn cmd_synth_clips(args: &SynthArgs) -> Result<()> {
             truth.shot.outcome,
             started.elapsed().as_secs_f64()
         );
+    }
+    Ok(())
+}
+
+fn cmd_eval(args: &EvalArgs) -> Result<()> {
+    let cases = winkeye::eval::cases(&args.dir)?;
+    let bar = indicatif::ProgressBar::new(cases.len() as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} frames, {per_sec}, {eta} left")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    let results = winkeye::eval::calibration::evaluate(&cases, Ruleset::Etwa2012.spec().mat, &mut |n| bar.set_position(n as u64));
+    bar.finish_and_clear();
+    for r in results.iter().filter(|r| r.corners_in_view && (r.error.is_some() || r.corner_max_px.unwrap_or(0.0) > 1.5)) {
+        eprintln!("{}: {}", r.image, r.error.clone().unwrap_or_else(|| format!("corner error {:.2} px", r.corner_max_px.unwrap_or(0.0))));
+    }
+    println!("{}", winkeye::eval::calibration::table(&results));
+    if let Some(out) = &args.json {
+        write_document(out, &results)?;
     }
     Ok(())
 }

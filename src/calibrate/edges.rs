@@ -1,0 +1,139 @@
+//! Sub-pixel edge points: across an expected edge, where the colour crosses halfway from one
+//! side's to the other's.
+
+use crate::geometry::PixelPoint;
+use opencv::core::{Mat, Vec3b};
+use opencv::prelude::*;
+use opencv::imgproc;
+
+/// Step between samples along a profile, in pixels.
+const PROFILE_STEP_PX: f64 = 0.5;
+/// Least colour difference (CIE Lab, 8-bit scale) between the two sides for an edge to count.
+pub const MIN_CONTRAST_LAB: f64 = 8.0;
+
+/// A frame in CIE Lab (OpenCV's 8-bit scale: L × 255/100, a and b offset by 128), for sampling
+/// between pixels. Bilinear interpolation of many samples along an edge recovers far finer
+/// positions than the 8-bit steps.
+pub struct LabImage {
+    data: Vec<Vec3b>,
+    width: usize,
+    height: usize,
+}
+
+impl LabImage {
+    /// Converts an 8-bit BGR frame.
+    pub fn new(bgr: &Mat) -> opencv::Result<LabImage> {
+        let mut lab = Mat::default();
+        imgproc::cvt_color(bgr, &mut lab, imgproc::COLOR_BGR2Lab, 0)?;
+        let lab = if lab.is_continuous() { lab } else { lab.try_clone()? };
+        Ok(LabImage { data: lab.data_typed::<Vec3b>()?.to_vec(), width: bgr.cols() as usize, height: bgr.rows() as usize })
+    }
+
+    /// Bilinear sample at (x, y), or `None` outside the frame.
+    pub fn at(&self, x: f64, y: f64) -> Option<[f64; 3]> {
+        if x < 0.0 || y < 0.0 || x > (self.width - 1) as f64 || y > (self.height - 1) as f64 {
+            return None;
+        }
+        let (x0, y0) = (x.floor() as usize, y.floor() as usize);
+        let (x1, y1) = ((x0 + 1).min(self.width - 1), (y0 + 1).min(self.height - 1));
+        let (fx, fy) = (x - x0 as f64, y - y0 as f64);
+        let p = |xx: usize, yy: usize| self.data[yy * self.width + xx];
+        let mut out = [0.0; 3];
+        for (c, o) in out.iter_mut().enumerate() {
+            let top = p(x0, y0)[c] as f64 * (1.0 - fx) + p(x1, y0)[c] as f64 * fx;
+            let bot = p(x0, y1)[c] as f64 * (1.0 - fx) + p(x1, y1)[c] as f64 * fx;
+            *o = top * (1.0 - fy) + bot * fy;
+        }
+        Some(out)
+    }
+
+    /// Frame width, in pixels.
+    pub fn width(&self) -> usize {
+        self.width
+    }
+
+    /// Frame height, in pixels.
+    pub fn height(&self) -> usize {
+        self.height
+    }
+}
+
+fn median3(v: &mut [[f64; 3]]) -> [f64; 3] {
+    let mut out = [0.0; 3];
+    for (c, o) in out.iter_mut().enumerate() {
+        let mut ch: Vec<f64> = v.iter().map(|p| p[c]).collect();
+        ch.sort_by(f64::total_cmp);
+        *o = ch[ch.len() / 2];
+    }
+    out
+}
+
+/// A step edge across the profile through `p` along unit normal `n` (pointing from the side
+/// that should be `inside` to the other), searched within ±`reach` pixels: the point where the
+/// colour is halfway between the two sides' colours. `None` when the profile is not a clean step
+/// (too little contrast, or more than one crossing).
+pub fn step_edge(img: &LabImage, p: PixelPoint, n: (f64, f64), reach: f64) -> Option<PixelPoint> {
+    let steps = (reach / PROFILE_STEP_PX).round() as i64;
+    let mut prof = Vec::with_capacity(2 * steps as usize + 1);
+    for k in -steps..=steps {
+        let t = k as f64 * PROFILE_STEP_PX;
+        prof.push((t, img.at(p.x + n.0 * t, p.y + n.1 * t)?));
+    }
+    let third = prof.len() / 3;
+    let inside = median3(&mut prof[..third].iter().map(|q| q.1).collect::<Vec<_>>());
+    let outside = median3(&mut prof[prof.len() - third..].iter().map(|q| q.1).collect::<Vec<_>>());
+    let u = [outside[0] - inside[0], outside[1] - inside[1], outside[2] - inside[2]];
+    let uu = u[0] * u[0] + u[1] * u[1] + u[2] * u[2];
+    if uu.sqrt() < MIN_CONTRAST_LAB {
+        return None;
+    }
+    let q: Vec<f64> = prof.iter().map(|(_, c)| ((c[0] - inside[0]) * u[0] + (c[1] - inside[1]) * u[1] + (c[2] - inside[2]) * u[2]) / uu).collect();
+    let crossings: Vec<usize> = (1..q.len()).filter(|&i| (q[i - 1] < 0.5) != (q[i] < 0.5)).collect();
+    if crossings.len() != 1 {
+        return None;
+    }
+    let i = crossings[0];
+    // Clean on both sides: mostly near 0 before the crossing and near 1 after it.
+    let before = q[..i].iter().filter(|&&v| v < 0.35).count() as f64 / i as f64;
+    let after = q[i..].iter().filter(|&&v| v > 0.65).count() as f64 / (q.len() - i) as f64;
+    if before < 0.8 || after < 0.8 {
+        return None;
+    }
+    let (t0, t1) = (prof[i - 1].0, prof[i].0);
+    let t = t0 + (0.5 - q[i - 1]) / (q[i] - q[i - 1]) * (t1 - t0);
+    Some(PixelPoint::new(p.x + n.0 * t, p.y + n.1 * t))
+}
+
+/// A painted line across the profile through `p` along unit normal `n`: the centre of the band,
+/// within ±`reach` pixels, whose colour differs from the felt on both sides, `min_px` to `max_px`
+/// wide. `None` when there is no such single band.
+pub fn band_centre(img: &LabImage, p: PixelPoint, n: (f64, f64), reach: f64, min_px: f64, max_px: f64) -> Option<PixelPoint> {
+    let steps = (reach / PROFILE_STEP_PX).round() as i64;
+    let mut prof = Vec::with_capacity(2 * steps as usize + 1);
+    for k in -steps..=steps {
+        let t = k as f64 * PROFILE_STEP_PX;
+        prof.push((t, img.at(p.x + n.0 * t, p.y + n.1 * t)?));
+    }
+    let quarter = prof.len() / 4;
+    let mut ends: Vec<[f64; 3]> = prof[..quarter].iter().chain(prof[prof.len() - quarter..].iter()).map(|q| q.1).collect();
+    let felt = median3(&mut ends);
+    let mid = &prof[quarter..prof.len() - quarter];
+    let diff = |c: &[f64; 3]| ((c[0] - felt[0]).powi(2) + (c[1] - felt[1]).powi(2) + (c[2] - felt[2]).powi(2)).sqrt();
+    let peak = mid.iter().map(|q| diff(&q.1)).fold(0.0, f64::max);
+    if peak < MIN_CONTRAST_LAB * 1.5 {
+        return None;
+    }
+    // The band: samples past half the peak difference; its centre is their weighted mean.
+    let half = peak / 2.0;
+    let inside: Vec<(f64, f64)> = mid.iter().map(|q| (q.0, diff(&q.1))).filter(|(_, d)| *d >= half).collect();
+    let (first, last) = (inside.first()?.0, inside.last()?.0);
+    let width = last - first + PROFILE_STEP_PX;
+    // One band, not two: every sample between its ends is in it.
+    let span = ((last - first) / PROFILE_STEP_PX).round() as usize + 1;
+    if inside.len() != span || width < min_px || width > max_px {
+        return None;
+    }
+    let wsum: f64 = inside.iter().map(|(_, d)| d).sum();
+    let t = inside.iter().map(|(t, d)| t * d).sum::<f64>() / wsum;
+    Some(PixelPoint::new(p.x + n.0 * t, p.y + n.1 * t))
+}

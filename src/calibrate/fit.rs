@@ -1,0 +1,275 @@
+//! The one robust fit: lens distortion and the homography mat → image, from sub-pixel edge points
+//! each known to lie on a straight line of the mat (an edge or a baseline).
+//!
+//! Residuals are signed distances, in pixels, from each undistorted edge point to the image of
+//! its mat line. Levenberg–Marquardt minimises them; points far off (a hand, a wink on the edge,
+//! a squidger) are dropped and the fit repeated.
+
+use super::lens::Lens;
+use crate::geometry::{MatPoint, PixelPoint};
+use levenberg_marquardt::{LeastSquaresProblem, LevenbergMarquardt};
+use nalgebra::{storage::Owned, DMatrix, DVector, Dyn, Matrix3, Vector3};
+
+/// A point of the image known to lie on a straight line of the mat.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LinePoint {
+    /// Where it is in the image, in pixels (as delivered, distorted).
+    pub px: PixelPoint,
+    /// Index of its mat line in the fit's line list.
+    pub line: usize,
+}
+
+/// A straight line of the mat, through two points (mm).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MatLine {
+    /// One point of it.
+    pub a: MatPoint,
+    /// Another.
+    pub b: MatPoint,
+}
+
+/// Normalisation: mat mm / 1000, image px centred and divided by the half-diagonal.
+#[derive(Debug, Clone, Copy)]
+struct Norm {
+    cx: f64,
+    cy: f64,
+    r0: f64,
+}
+
+/// What the fit found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fit {
+    /// Homography taking mat mm (x, y, 1) to ideal (undistorted) pixels.
+    pub img_from_mat: Matrix3<f64>,
+    /// The lens, as fitted (or as given).
+    pub lens: Lens,
+    /// RMS of the kept points' residuals, in pixels.
+    pub rms_px: f64,
+    /// Points kept / points given.
+    pub kept: usize,
+    /// Points given.
+    pub total: usize,
+}
+
+struct Problem<'a> {
+    pts: &'a [(f64, f64, usize)],
+    lines: &'a [Vector3<f64>],
+    norm: Norm,
+    fit_lens: usize,
+    x: DVector<f64>,
+}
+
+impl Problem<'_> {
+    fn homography(x: &DVector<f64>, off: usize) -> Matrix3<f64> {
+        Matrix3::new(x[off], x[off + 1], x[off + 2], x[off + 3], x[off + 4], x[off + 5], x[off + 6], x[off + 7], 1.0)
+    }
+
+    fn residuals_at(&self, x: &DVector<f64>) -> Option<DVector<f64>> {
+        let g = Self::homography(x, self.fit_lens);
+        let g_inv_t = g.try_inverse()?.transpose();
+        let (l1, l2) = match self.fit_lens {
+            0 => (0.0, 0.0),
+            1 => (x[0], 0.0),
+            _ => (x[0], x[1]),
+        };
+        let img_lines: Vec<Vector3<f64>> = self.lines.iter().map(|l| g_inv_t * l).collect();
+        let mut r = DVector::zeros(self.pts.len());
+        for (i, &(px, py, k)) in self.pts.iter().enumerate() {
+            let rho2 = px * px + py * py;
+            let s = 1.0 / (1.0 + l1 * rho2 + l2 * rho2 * rho2);
+            let (ux, uy) = (px * s, py * s);
+            let l = img_lines[k];
+            r[i] = (l[0] * ux + l[1] * uy + l[2]) / (l[0] * l[0] + l[1] * l[1]).sqrt() * self.norm.r0;
+        }
+        Some(r)
+    }
+}
+
+impl LeastSquaresProblem<f64, Dyn, Dyn> for Problem<'_> {
+    type ResidualStorage = Owned<f64, Dyn>;
+    type JacobianStorage = Owned<f64, Dyn, Dyn>;
+    type ParameterStorage = Owned<f64, Dyn>;
+
+    fn set_params(&mut self, x: &DVector<f64>) {
+        self.x.copy_from(x);
+    }
+
+    fn params(&self) -> DVector<f64> {
+        self.x.clone()
+    }
+
+    fn residuals(&self) -> Option<DVector<f64>> {
+        self.residuals_at(&self.x)
+    }
+
+    fn jacobian(&self) -> Option<DMatrix<f64>> {
+        let r0 = self.residuals_at(&self.x)?;
+        let mut j = DMatrix::zeros(r0.len(), self.x.len());
+        for c in 0..self.x.len() {
+            let h = 1e-7 * self.x[c].abs().max(1e-3);
+            let mut x = self.x.clone();
+            x[c] += h;
+            let r = self.residuals_at(&x)?;
+            j.set_column(c, &((r - &r0) / h));
+        }
+        Some(j)
+    }
+}
+
+/// How many lens parameters to fit alongside the homography.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LensFit {
+    /// Keep the given lens; fit the homography only.
+    Fixed,
+    /// Fit a one-parameter division model (centre at the image centre).
+    Division1,
+    /// Fit a two-parameter division model.
+    Division2,
+}
+
+/// Fits the homography (and, as `lens_fit` says, the lens) to `points` on `lines`, starting from
+/// `initial` (mat mm → image px). Points whose residual exceeds `max(3σ, floor_px)` are dropped
+/// and the fit repeated, `rounds` times.
+#[allow(clippy::too_many_arguments)]
+pub fn fit(
+    points: &[LinePoint],
+    lines: &[MatLine],
+    initial: &Matrix3<f64>,
+    lens: &Lens,
+    lens_fit: LensFit,
+    width: u32,
+    height: u32,
+    floor_px: f64,
+    rounds: usize,
+) -> Option<Fit> {
+    let norm = Norm { cx: width as f64 / 2.0, cy: height as f64 / 2.0, r0: (width as f64).hypot(height as f64) / 2.0 };
+    // Mat lines in normalised mat units as homogeneous line vectors.
+    let mat_lines: Vec<Vector3<f64>> = lines
+        .iter()
+        .map(|l| {
+            let a = Vector3::new(l.a.x / 1000.0, l.a.y / 1000.0, 1.0);
+            let b = Vector3::new(l.b.x / 1000.0, l.b.y / 1000.0, 1.0);
+            a.cross(&b)
+        })
+        .collect();
+    // Normalised homography: T_img · G · T_mat⁻¹.
+    let t_img = Matrix3::new(1.0 / norm.r0, 0.0, -norm.cx / norm.r0, 0.0, 1.0 / norm.r0, -norm.cy / norm.r0, 0.0, 0.0, 1.0);
+    let t_mat_inv = Matrix3::new(1000.0, 0.0, 0.0, 0.0, 1000.0, 0.0, 0.0, 0.0, 1.0);
+    let fixed_lens = lens_fit == LensFit::Fixed;
+    // With a fixed lens, undistort up front and fit in the undistorted space.
+    let prep = |p: &LinePoint| {
+        let q = if fixed_lens { lens.undistort(p.px) } else { p.px };
+        ((q.x - norm.cx) / norm.r0, (q.y - norm.cy) / norm.r0, p.line)
+    };
+    let mut pts: Vec<(f64, f64, usize)> = points.iter().map(prep).collect();
+    let g0 = t_img * initial * t_mat_inv;
+    let g0 = g0 / g0[(2, 2)];
+    let n_lens = match lens_fit {
+        LensFit::Fixed => 0,
+        LensFit::Division1 => 1,
+        LensFit::Division2 => 2,
+    };
+    let mut x = DVector::zeros(n_lens + 8);
+    for k in 0..8 {
+        x[n_lens + k] = g0[(k / 3, k % 3)];
+    }
+    let total = pts.len();
+    let mut rms = f64::INFINITY;
+    for round in 0..=rounds {
+        if pts.len() < 12 {
+            return None;
+        }
+        let problem = Problem { pts: &pts, lines: &mat_lines, norm, fit_lens: n_lens, x: x.clone() };
+        let (solved, _report) = LevenbergMarquardt::new().with_patience(60).minimize(problem);
+        x = solved.x.clone();
+        let r = solved.residuals()?;
+        rms = (r.iter().map(|v| v * v).sum::<f64>() / r.len() as f64).sqrt();
+        if round == rounds {
+            break;
+        }
+        let mut abs: Vec<f64> = r.iter().map(|v| v.abs()).collect();
+        abs.sort_by(f64::total_cmp);
+        let sigma = 1.4826 * abs[abs.len() / 2];
+        let cut = (3.0 * sigma).max(floor_px);
+        let keep: Vec<(f64, f64, usize)> = pts.iter().zip(r.iter()).filter(|(_, v)| v.abs() <= cut).map(|(p, _)| *p).collect();
+        if keep.len() == pts.len() {
+            break;
+        }
+        pts = keep;
+    }
+    let g_norm = Problem::homography(&x, n_lens);
+    let g = t_img.try_inverse()? * g_norm * t_mat_inv.try_inverse()?;
+    let g = g / g[(2, 2)];
+    let lens = match lens_fit {
+        LensFit::Fixed => lens.clone(),
+        _ => Lens::Division {
+            centre: [norm.cx, norm.cy],
+            r0: norm.r0,
+            l1: x[0],
+            l2: if n_lens == 2 { x[1] } else { 0.0 },
+        },
+    };
+    Some(Fit { img_from_mat: g, lens, rms_px: rms, kept: pts.len(), total })
+}
+
+/// Applies a homography to a mat point.
+pub fn apply(h: &Matrix3<f64>, p: MatPoint) -> Option<PixelPoint> {
+    let v = h * Vector3::new(p.x, p.y, 1.0);
+    (v.z.abs() > 1e-12).then(|| PixelPoint::new(v.x / v.z, v.y / v.z))
+}
+
+/// Applies the inverse of a homography to an image point.
+pub fn apply_inverse(h_inv: &Matrix3<f64>, p: PixelPoint) -> Option<MatPoint> {
+    let v = h_inv * Vector3::new(p.x, p.y, 1.0);
+    (v.z.abs() > 1e-12).then(|| MatPoint::new(v.x / v.z, v.y / v.z))
+}
+
+/// The homography taking four mat points to four image points (direct linear transform).
+pub fn homography_from_4(mat: &[MatPoint; 4], img: &[PixelPoint; 4]) -> Option<Matrix3<f64>> {
+    let mut a = DMatrix::zeros(8, 8);
+    let mut b = DVector::zeros(8);
+    for k in 0..4 {
+        let (x, y, u, v) = (mat[k].x, mat[k].y, img[k].x, img[k].y);
+        let r = 2 * k;
+        a.row_mut(r).copy_from_slice(&[x, y, 1.0, 0.0, 0.0, 0.0, -u * x, -u * y]);
+        a.row_mut(r + 1).copy_from_slice(&[0.0, 0.0, 0.0, x, y, 1.0, -v * x, -v * y]);
+        b[r] = u;
+        b[r + 1] = v;
+    }
+    let h = a.lu().solve(&b)?;
+    Some(Matrix3::new(h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7], 1.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::geometry::MatSpec;
+
+    #[test]
+    fn recovers_a_homography_and_a_division_lens_from_edge_points() {
+        let mat = MatSpec::STANDARD;
+        let c = mat.corners();
+        let img = [PixelPoint::new(210.0, 160.0), PixelPoint::new(1720.0, 140.0), PixelPoint::new(1750.0, 930.0), PixelPoint::new(180.0, 950.0)];
+        let g = homography_from_4(&c, &img).expect("4 points");
+        let truth_lens = Lens::Division { centre: [960.0, 540.0], r0: 1101.4, l1: 0.12, l2: 0.0 };
+        let lines: Vec<MatLine> = (0..4).map(|k| MatLine { a: c[k], b: c[(k + 1) % 4] }).collect();
+        let mut pts = Vec::new();
+        for (k, l) in lines.iter().enumerate() {
+            for i in 1..200 {
+                let t = i as f64 / 200.0;
+                let m = l.a + (l.b - l.a) * t;
+                let u = apply(&g, m).expect("in front");
+                pts.push(LinePoint { px: truth_lens.distort(u), line: k });
+            }
+        }
+        // Start from a deliberately wrong homography.
+        let start = homography_from_4(&c, &img.map(|p| PixelPoint::new(p.x + 8.0, p.y - 6.0))).expect("4 points");
+        let f = fit(&pts, &lines, &start, &Lens::Pinhole, LensFit::Division1, 1920, 1080, 0.5, 2).expect("fits");
+        assert!(f.rms_px < 1e-4, "rms {}", f.rms_px);
+        for (k, &m) in c.iter().enumerate() {
+            let got = f.lens.distort(apply(&f.img_from_mat, m).expect("in front"));
+            let want = truth_lens.distort(img[k]);
+            assert!(got.distance(want) < 1e-3, "corner {k}: {got:?} vs {want:?}");
+        }
+    }
+}

@@ -1,0 +1,321 @@
+//! Calibration: finding the mat in a frame and the map between image pixels and mat millimetres.
+//!
+//! The mat is found roughly (the felt region and four lines round it), then its edges are measured
+//! to a fraction of a pixel along their whole length, the painted baselines likewise, and one robust
+//! fit of all those points gives the lens distortion (unless a chessboard calibration supplies it)
+//! and the homography mat → image.
+
+pub mod edges;
+pub mod find;
+pub mod fit;
+pub mod lens;
+
+use crate::geometry::{MatPoint, MatSpec, PixelPoint};
+use edges::LabImage;
+use fit::{LensFit, LinePoint, MatLine};
+use lens::Lens;
+use nalgebra::Matrix3;
+use opencv::core::Mat;
+use opencv::prelude::*;
+
+/// Spacing of edge samples along the mat's edges and baselines, in pixels.
+const EDGE_STEP_PX: f64 = 2.0;
+/// Largest acceptable residual RMS of the final fit, in pixels: beyond it the calibration is refused
+/// rather than reported as good.
+pub const MAX_RMS_PX: f64 = 1.5;
+/// Least share of the edge samples that must agree with the final fit.
+const MIN_KEPT_FRACTION: f64 = 0.5;
+
+/// How the mat frame's +x end was chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Orientation {
+    /// The corners were given in contract order.
+    Corners,
+    /// Unplayed winks' colours in their corners (blue at (−X,+Y), clockwise seen from above).
+    UnplayedWinks,
+    /// By the picture: +x towards the image's right (or, for a mat standing on end, its top).
+    Image,
+}
+
+/// What to calibrate with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CalibrateOptions {
+    /// The mat's size and baselines.
+    pub mat: MatSpec,
+    /// Corners given by hand, in contract order, in image pixels.
+    pub corners: Option<[PixelPoint; 4]>,
+    /// A lens from a chessboard calibration; otherwise the lens is fitted to the mat's edges.
+    pub lens: Option<Lens>,
+}
+
+/// A frame's calibration: image pixels ↔ mat millimetres.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Calibration {
+    /// Frame width, in pixels.
+    pub width: u32,
+    /// Frame height, in pixels.
+    pub height: u32,
+    /// The mat.
+    pub mat: MatSpec,
+    /// The lens.
+    pub lens: Lens,
+    /// Homography taking mat mm (x, y, 1) to ideal (undistorted) pixels.
+    pub img_from_mat: Matrix3<f64>,
+    /// Its inverse.
+    pub mat_from_img: Matrix3<f64>,
+    /// The mat's corners in the frame, in contract order.
+    pub corners_px: [PixelPoint; 4],
+    /// Residual RMS of the fit, in pixels.
+    pub rms_px: f64,
+    /// How +x was chosen.
+    pub orientation: Orientation,
+    /// Edge points on the mat's border used by the fit.
+    pub edge_points: usize,
+    /// Points on painted baselines used by the fit.
+    pub baseline_points: usize,
+    /// The felt's colour, CIE Lab (OpenCV's 8-bit scale).
+    pub felt_lab: [f64; 3],
+}
+
+impl Calibration {
+    /// The mat point (z = 0) seen at image point `px`.
+    pub fn image_to_mat(&self, px: PixelPoint) -> Option<MatPoint> {
+        fit::apply_inverse(&self.mat_from_img, self.lens.undistort(px))
+    }
+
+    /// The image point of mat point `p` on the mat's surface.
+    pub fn mat_to_image(&self, p: MatPoint) -> Option<PixelPoint> {
+        fit::apply(&self.img_from_mat, p).map(|u| self.lens.distort(u))
+    }
+}
+
+/// Calibrates one BGR frame.
+pub fn calibrate_frame(bgr: &Mat, opts: &CalibrateOptions) -> Result<Calibration, CalibrateError> {
+    let (w, h) = (bgr.cols() as u32, bgr.rows() as u32);
+    let t0 = std::time::Instant::now();
+    let debug = std::env::var("WINKEYE_DEBUG_DIR").is_ok();
+    let img = LabImage::new(bgr)?;
+    if debug {
+        eprintln!("lab {:?}", t0.elapsed());
+    }
+    let mat = opts.mat;
+    let mat_corners = mat.corners();
+    let (start, felt_lab, orientation) = match opts.corners {
+        Some(c) => (c, felt_near_centre(&img, &c), Orientation::Corners),
+        None => {
+            let r = find::rough(bgr)?;
+            (assign_corners(&r.corners), r.felt_lab, Orientation::Image)
+        }
+    };
+    if debug {
+        eprintln!("rough {:?}", t0.elapsed());
+    }
+    let lines: Vec<MatLine> = (0..4).map(|k| MatLine { a: mat_corners[k], b: mat_corners[(k + 1) % 4] }).collect();
+    let g0 = fit::homography_from_4(&mat_corners, &start).ok_or_else(|| CalibrateError::NoFit { why: "the corners are degenerate".into() })?;
+    let lens_fit = if opts.lens.is_some() { LensFit::Fixed } else { LensFit::Division2 };
+    let lens0 = opts.lens.clone().unwrap_or(Lens::Pinhole);
+
+    // Pass 1: along the straight chords between the rough corners, searching widely (the edges
+    // bow with lens distortion and the rough corners are a few pixels off).
+    let reach1 = (0.015 * w.max(h) as f64).max(12.0);
+    let mut pts = Vec::new();
+    for k in 0..4 {
+        let (a, b) = (start[k], start[(k + 1) % 4]);
+        let len = a.distance(b);
+        let n = outward(a, b, &start);
+        let count = (len / (2.0 * EDGE_STEP_PX)) as usize;
+        for i in 0..count {
+            let t = 0.04 + 0.92 * i as f64 / count as f64;
+            let p = a + (b - a) * t;
+            if let Some(e) = edges::step_edge(&img, p, n, reach1) {
+                pts.push(LinePoint { px: e, line: k });
+            }
+        }
+    }
+    if debug {
+        eprintln!("pass1 edges {:?} ({} points)", t0.elapsed(), pts.len());
+    }
+    let f1 = fit::fit(&pts, &lines, &g0, &lens0, lens_fit, w, h, 1.0, 3).ok_or_else(|| CalibrateError::NoFit { why: "too few edge points".into() })?;
+
+    // Pass 2: along the fitted (curved) edges, close in; and across the baselines.
+    let mut pts = edge_points(&img, &f1, &mat, 5.0);
+    let border = pts.len();
+    let mut all_lines = lines.clone();
+    let mut baseline_points = 0;
+    for (k, b) in mat.baselines().iter().enumerate() {
+        let found = baseline_points_of(&img, &f1, b.segment.a, b.segment.b, b.outward, 4 + k);
+        if found.len() >= 15 {
+            baseline_points += found.len();
+            pts.extend(found);
+        }
+        all_lines.push(MatLine { a: b.segment.a, b: b.segment.b });
+    }
+    if debug {
+        eprintln!("pass2 edges {:?} ({} points)", t0.elapsed(), pts.len());
+    }
+    let f2 = fit::fit(&pts, &all_lines, &f1.img_from_mat, &f1.lens, lens_fit, w, h, 0.5, 3).ok_or_else(|| CalibrateError::NoFit { why: "too few edge points".into() })?;
+    if f2.rms_px > MAX_RMS_PX || (f2.kept as f64) < MIN_KEPT_FRACTION * f2.total as f64 {
+        return Err(CalibrateError::NoFit { why: format!("the edges do not fit a mat ({:.1} px RMS, {} of {} points)", f2.rms_px, f2.kept, f2.total) });
+    }
+    if debug {
+        eprintln!("fit2 {:?}", t0.elapsed());
+    }
+    let mut g = f2.img_from_mat;
+    if orientation == Orientation::Image && !points_right(&g) {
+        g *= half_turn();
+    }
+    let mat_from_img = g.try_inverse().ok_or_else(|| CalibrateError::NoFit { why: "singular homography".into() })?;
+    let corners_px = mat_corners.map(|c| fit::apply(&g, c).map(|u| f2.lens.distort(u)).unwrap_or(PixelPoint::new(f64::NAN, f64::NAN)));
+    if corners_px.iter().any(|c| !c.is_finite() || c.x < 0.0 || c.y < 0.0 || c.x > (w - 1) as f64 || c.y > (h - 1) as f64) {
+        return Err(CalibrateError::CutOff);
+    }
+    Ok(Calibration {
+        width: w,
+        height: h,
+        mat,
+        lens: f2.lens,
+        img_from_mat: g,
+        mat_from_img,
+        corners_px,
+        rms_px: f2.rms_px,
+        orientation,
+        edge_points: border.min(f2.kept),
+        baseline_points,
+        felt_lab,
+    })
+}
+
+/// A half turn of the mat frame: (x, y) → (−x, −y).
+fn half_turn() -> Matrix3<f64> {
+    Matrix3::new(-1.0, 0.0, 0.0, 0.0, -1.0, 0.0, 0.0, 0.0, 1.0)
+}
+
+/// Whether the mat's +x axis points to the image's right (or, for a mat standing on end, up).
+fn points_right(g: &Matrix3<f64>) -> bool {
+    let (Some(o), Some(x)) = (fit::apply(g, MatPoint::new(0.0, 0.0)), fit::apply(g, MatPoint::new(100.0, 0.0))) else { return true };
+    let (dx, dy) = (x.x - o.x, x.y - o.y);
+    if dx.abs() >= 0.3 * dy.abs() {
+        dx > 0.0
+    } else {
+        dy < 0.0
+    }
+}
+
+/// Orders rough corners (found in order round the outline, clockwise on screen) so that the first
+/// side is a long one: the contract's order up to a half turn.
+fn assign_corners(c: &[PixelPoint; 4]) -> [PixelPoint; 4] {
+    let side = |k: usize| c[k].distance(c[(k + 1) % 4]);
+    if side(0) + side(2) >= side(1) + side(3) {
+        *c
+    } else {
+        [c[1], c[2], c[3], c[0]]
+    }
+}
+
+/// The unit normal of side a→b pointing away from the quadrilateral's centre.
+fn outward(a: PixelPoint, b: PixelPoint, quad: &[PixelPoint; 4]) -> (f64, f64) {
+    let centre = PixelPoint::new(quad.iter().map(|p| p.x).sum::<f64>() / 4.0, quad.iter().map(|p| p.y).sum::<f64>() / 4.0);
+    let d = b - a;
+    let len = d.norm();
+    let n = (-d.y / len, d.x / len);
+    let mid = a + d * 0.5;
+    if (mid.x - centre.x) * n.0 + (mid.y - centre.y) * n.1 >= 0.0 {
+        n
+    } else {
+        (-n.0, -n.1)
+    }
+}
+
+/// Edge points along the fitted mat edges, searched within ±`reach` pixels.
+fn edge_points(img: &LabImage, f: &fit::Fit, mat: &MatSpec, reach: f64) -> Vec<LinePoint> {
+    let c = mat.corners();
+    let to_img = |m: MatPoint| fit::apply(&f.img_from_mat, m).map(|u| f.lens.distort(u));
+    let mut pts = Vec::new();
+    for k in 0..4 {
+        let (a, b) = (c[k], c[(k + 1) % 4]);
+        let (Some(pa), Some(pb)) = (to_img(a), to_img(b)) else { continue };
+        let count = (pa.distance(pb) / EDGE_STEP_PX) as usize;
+        // Outward in the mat frame: away from the centre.
+        let mid = a + (b - a) * 0.5;
+        let out = mid * (1.0 / mid.norm());
+        for i in 0..count {
+            let t = 0.03 + 0.94 * i as f64 / count as f64;
+            let m = a + (b - a) * t;
+            let (Some(p), Some(q)) = (to_img(m), to_img(m + out * 10.0)) else { continue };
+            let d = q - p;
+            let n = (d.x / d.norm(), d.y / d.norm());
+            if let Some(e) = edges::step_edge(img, p, n, reach) {
+                pts.push(LinePoint { px: e, line: k });
+            }
+        }
+    }
+    pts
+}
+
+/// Points on a painted baseline from mat point `a` to `b` (the baseline of mat line `line`).
+fn baseline_points_of(img: &LabImage, f: &fit::Fit, a: MatPoint, b: MatPoint, outward: MatPoint, line: usize) -> Vec<LinePoint> {
+    let to_img = |m: MatPoint| fit::apply(&f.img_from_mat, m).map(|u| f.lens.distort(u));
+    let (Some(pa), Some(pb)) = (to_img(a), to_img(b)) else { return Vec::new() };
+    let px_per_mm = pa.distance(pb) / a.distance(b);
+    let count = (pa.distance(pb) / EDGE_STEP_PX) as usize;
+    let mut pts = Vec::new();
+    for i in 0..count {
+        let t = 0.08 + 0.84 * i as f64 / count as f64;
+        let m = a + (b - a) * t;
+        let (Some(p), Some(q)) = (to_img(m), to_img(m + outward * 10.0)) else { continue };
+        let d = q - p;
+        let n = (d.x / d.norm(), d.y / d.norm());
+        // Paint is 2–6 mm wide; search a little beyond.
+        let reach = 5.0 + 6.0 * px_per_mm;
+        if let Some(e) = edges::band_centre(img, p, n, reach, 1.0, 8.0 * px_per_mm + 2.0) {
+            pts.push(LinePoint { px: e, line });
+        }
+    }
+    pts
+}
+
+/// The felt's colour near the middle of a quadrilateral.
+fn felt_near_centre(img: &LabImage, c: &[PixelPoint; 4]) -> [f64; 3] {
+    let centre = PixelPoint::new(c.iter().map(|p| p.x).sum::<f64>() / 4.0, c.iter().map(|p| p.y).sum::<f64>() / 4.0);
+    let r = c[0].distance(c[2]) * 0.15;
+    let mut acc = [0.0; 3];
+    let mut n: f64 = 0.0;
+    for k in 0..64 {
+        let a = k as f64 / 64.0 * std::f64::consts::TAU;
+        if let Some(v) = img.at(centre.x + r * a.cos(), centre.y + r * a.sin()) {
+            for ch in 0..3 {
+                acc[ch] += v[ch];
+            }
+            n += 1.0;
+        }
+    }
+    acc.map(|v| v / n.max(1.0))
+}
+
+
+/// Why a frame could not be calibrated.
+#[derive(Debug, thiserror::Error)]
+pub enum CalibrateError {
+    /// Nothing in the frame looks like a mat.
+    #[error("no mat found: {why}; give its corners with --corners \"x,y;x,y;x,y;x,y\"")]
+    NoMat {
+        /// What was missing.
+        why: String,
+    },
+    /// Two felt regions big enough to be mats.
+    #[error("two candidate mats in the frame; give the right one's corners with --corners \"x,y;x,y;x,y;x,y\"")]
+    TwoMats,
+    /// The mat runs off the frame.
+    #[error("the mat is cut off by the frame's edge; move the camera so all four corners show, or give them with --corners")]
+    CutOff,
+    /// The edges could not be fitted.
+    #[error("the mat's edges could not be fitted ({why}); give its corners with --corners \"x,y;x,y;x,y;x,y\"")]
+    NoFit {
+        /// What went wrong.
+        why: String,
+    },
+    /// OpenCV failed.
+    #[error("image processing failed: {0}")]
+    OpenCv(#[from] opencv::Error),
+}

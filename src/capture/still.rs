@@ -1,0 +1,104 @@
+//! Still images from disk, through OpenCV, with errors that say what is wrong with the file.
+
+use opencv::core::Mat;
+use opencv::prelude::*;
+use std::path::{Path, PathBuf};
+
+/// Why a frame could not be had.
+#[derive(Debug, thiserror::Error)]
+pub enum CaptureError {
+    /// The file could not be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// What the operating system said.
+        source: std::io::Error,
+    },
+    /// The file is empty.
+    #[error("{path} is empty")]
+    Empty {
+        /// The file.
+        path: PathBuf,
+    },
+    /// A JPEG without its end marker: cut short in copying or writing.
+    #[error("{path} is truncated: the JPEG data ends before its end marker")]
+    Truncated {
+        /// The file.
+        path: PathBuf,
+    },
+    /// OpenCV could not decode it.
+    #[error("{path} is not an image OpenCV can read (JPEG, PNG, BMP, TIFF, …)")]
+    Undecodable {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The image is too small to hold a mat.
+    #[error("{path} is {width}x{height}: too small (at least 64x64)")]
+    TooSmall {
+        /// The file.
+        path: PathBuf,
+        /// Width.
+        width: i32,
+        /// Height.
+        height: i32,
+    },
+    /// OpenCV failed.
+    #[error("{path}: {source}")]
+    OpenCv {
+        /// The file.
+        path: PathBuf,
+        /// OpenCV's error.
+        source: opencv::Error,
+    },
+}
+
+/// Reads an image file as an 8-bit BGR matrix, refusing empty, truncated and undecodable files.
+pub fn load_image(path: &Path) -> Result<Mat, CaptureError> {
+    let bytes = std::fs::read(path).map_err(|source| CaptureError::Read { path: path.to_owned(), source })?;
+    if bytes.is_empty() {
+        return Err(CaptureError::Empty { path: path.to_owned() });
+    }
+    // JPEG starts FF D8 and ends FF D9 (allowing trailing padding); OpenCV would decode a
+    // truncated one with its bottom left grey, which must not be taken for a picture of the mat.
+    if bytes.starts_with(&[0xFF, 0xD8]) {
+        let tail = &bytes[bytes.len().saturating_sub(64)..];
+        if !tail.windows(2).any(|w| w == [0xFF, 0xD9]) {
+            return Err(CaptureError::Truncated { path: path.to_owned() });
+        }
+    }
+    let buf = opencv::core::Vector::<u8>::from_slice(&bytes);
+    let img = opencv::imgcodecs::imdecode(&buf, opencv::imgcodecs::IMREAD_COLOR)
+        .map_err(|source| CaptureError::OpenCv { path: path.to_owned(), source })?;
+    if img.empty() {
+        return Err(CaptureError::Undecodable { path: path.to_owned() });
+    }
+    if img.cols() < 64 || img.rows() < 64 {
+        return Err(CaptureError::TooSmall { path: path.to_owned(), width: img.cols(), height: img.rows() });
+    }
+    Ok(img)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_files_name_their_problem() -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let p = |n: &str| dir.path().join(n);
+        assert!(matches!(load_image(&p("missing.jpg")), Err(CaptureError::Read { .. })));
+        std::fs::write(p("empty.jpg"), b"")?;
+        assert!(matches!(load_image(&p("empty.jpg")), Err(CaptureError::Empty { .. })));
+        std::fs::write(p("junk.png"), b"not an image at all")?;
+        assert!(matches!(load_image(&p("junk.png")), Err(CaptureError::Undecodable { .. })));
+        let img = image::RgbImage::from_pixel(100, 80, image::Rgb([10, 200, 30]));
+        let jpeg = crate::synth::effects::jpeg(&img, 90)?;
+        std::fs::write(p("whole.jpg"), &jpeg)?;
+        let m = load_image(&p("whole.jpg"))?;
+        assert_eq!((m.cols(), m.rows()), (100, 80));
+        std::fs::write(p("cut.jpg"), &jpeg[..jpeg.len() / 2])?;
+        assert!(matches!(load_image(&p("cut.jpg")), Err(CaptureError::Truncated { .. })));
+        Ok(())
+    }
+}
