@@ -34,10 +34,53 @@ enum Command {
     },
     /// List the rulesets, one line each.
     Rulesets,
+    /// Calibrate to the mat (and, with chessboard shots, the lens) and write a calibration file.
+    Calibrate(CalibrateArgs),
     /// Score winkeye against rendered truth in a folder of `winkeye synth` output and print the figures.
     Eval(EvalArgs),
     /// Render synthetic scenes with exact truth: an image and a winkeye.position/1 document each.
     Synth(SynthArgs),
+}
+
+#[derive(clap::Args)]
+struct CalibrateArgs {
+    /// Frames of the mat (and chessboard shots, with --chessboard).
+    #[arg(required = true)]
+    images: Vec<PathBuf>,
+    /// Chessboard shots among the images: inner corners as COLSxROWS (e.g. 9x6).
+    #[arg(long, value_name = "COLSxROWS", value_parser = parse_resolution, requires = "square")]
+    chessboard: Option<(u32, u32)>,
+    /// Side of a chessboard square, in mm.
+    #[arg(long, value_name = "MM", requires = "chessboard")]
+    square: Option<f64>,
+    /// The mat's corners in the first frame, in pixels, in the order (−X,+Y), (+X,+Y), (+X,−Y), (−X,−Y).
+    #[arg(long, value_name = "x,y;x,y;x,y;x,y", value_parser = parse_corners)]
+    corners: Option<[winkeye::geometry::PixelPoint; 4]>,
+    /// A calibration file whose lens to use (and whose mat to check against the frame).
+    #[arg(long, value_name = "FILE")]
+    calibration: Option<PathBuf>,
+    /// Ruleset, for the mat's size.
+    #[arg(long, value_name = "NAME", value_parser = parse_ruleset, default_value = "etwa-2012")]
+    ruleset: Ruleset,
+    /// Write the calibration file here (TOML); default: standard output.
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+    /// Draw what was found on the frame, as a PNG.
+    #[arg(long, value_name = "OUT.png")]
+    overlay: Option<PathBuf>,
+}
+
+fn parse_corners(s: &str) -> Result<[winkeye::geometry::PixelPoint; 4], String> {
+    let bad = || format!("\"{s}\" is not four corners \"x,y;x,y;x,y;x,y\"");
+    let pts: Vec<winkeye::geometry::PixelPoint> = s
+        .split(';')
+        .map(|p| {
+            let (x, y) = p.split_once(',').ok_or_else(bad)?;
+            let (x, y) = (x.trim().parse::<f64>().map_err(|_| bad())?, y.trim().parse::<f64>().map_err(|_| bad())?);
+            if x.is_finite() && y.is_finite() { Ok(winkeye::geometry::PixelPoint::new(x, y)) } else { Err(bad()) }
+        })
+        .collect::<Result<_, _>>()?;
+    pts.try_into().map_err(|_| bad())
 }
 
 #[derive(clap::Args)]
@@ -50,6 +93,9 @@ struct EvalArgs {
     /// Write every frame's result here as JSON.
     #[arg(long, value_name = "OUT")]
     json: Option<PathBuf>,
+    /// Use this calibration file's lens (from chessboard shots) for every frame.
+    #[arg(long, value_name = "FILE")]
+    calibration: Option<PathBuf>,
 }
 
 #[derive(clap::Args)]
@@ -81,6 +127,12 @@ struct SynthArgs {
     /// Folder to write into (created if missing).
     #[arg(long, default_value = "synth")]
     out: PathBuf,
+    /// Fix the camera body (focal length, lens) by this seed, so chessboard shots and mat frames share one camera.
+    #[arg(long, value_name = "N")]
+    camera_seed: Option<u64>,
+    /// Barrel distortion k1 of the lens (0 to -0.3); default: the seed decides.
+    #[arg(long, value_name = "K1", allow_negative_numbers = true)]
+    k1: Option<f64>,
     /// Render a clip around one shot (a video and its truth) instead of a still.
     #[arg(long, conflicts_with = "closeup")]
     clip: bool,
@@ -121,6 +173,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Rules { position, ruleset, json, diagram } => cmd_rules(&position, ruleset, json, diagram),
         Command::Synth(args) => cmd_synth(&args),
         Command::Eval(args) => cmd_eval(&args),
+        Command::Calibrate(args) => cmd_calibrate(&args),
         Command::Rulesets => {
             for r in Ruleset::ALL {
                 println!("{:<16} {}", r.name(), r.summary());
@@ -213,6 +266,8 @@ fn cmd_synth(args: &SynthArgs) -> Result<()> {
             hand: args.hand,
             ruleset: args.ruleset,
             closeup: args.closeup,
+            camera_seed: args.camera_seed,
+            k1: args.k1,
         };
         let stem = opts.stem();
         let image_name = format!("{stem}.{}", args.format);
@@ -298,7 +353,8 @@ fn cmd_eval(args: &EvalArgs) -> Result<()> {
         indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} frames, {per_sec}, {eta} left")
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
-    let results = winkeye::eval::calibration::evaluate(&cases, Ruleset::Etwa2012.spec().mat, &mut |n| bar.set_position(n as u64));
+    let lens = args.calibration.as_deref().map(winkeye::calibrate::file::CalibrationFile::load).transpose()?.map(|f| f.lens);
+    let results = winkeye::eval::calibration::evaluate(&cases, Ruleset::Etwa2012.spec().mat, lens, &mut |n| bar.set_position(n as u64));
     bar.finish_and_clear();
     for r in results.iter().filter(|r| r.corners_in_view && (r.error.is_some() || r.corner_max_px.unwrap_or(0.0) > 1.5)) {
         eprintln!("{}: {}", r.image, r.error.clone().unwrap_or_else(|| format!("corner error {:.2} px", r.corner_max_px.unwrap_or(0.0))));
@@ -306,6 +362,85 @@ fn cmd_eval(args: &EvalArgs) -> Result<()> {
     println!("{}", winkeye::eval::calibration::table(&results));
     if let Some(out) = &args.json {
         write_document(out, &results)?;
+    }
+    Ok(())
+}
+
+fn cmd_calibrate(args: &CalibrateArgs) -> Result<()> {
+    use winkeye::calibrate::{self, file::CalibrationFile, CalibrateOptions};
+    let saved = args.calibration.as_deref().map(CalibrationFile::load).transpose()?;
+    let mut lens = saved.as_ref().map(|f| f.lens.clone()).filter(|l| matches!(l, winkeye::calibrate::lens::Lens::OpenCv { .. }));
+    let mut chessboard_info = saved.as_ref().and_then(|f| f.chessboard.clone());
+    let mut frames: Vec<(PathBuf, opencv::core::Mat)> = Vec::new();
+    for path in &args.images {
+        frames.push((path.clone(), winkeye::capture::load_image(path)?));
+    }
+    if let (Some(pattern), Some(square)) = (args.chessboard, args.square) {
+        let (l, info, used) = calibrate::chessboard::calibrate_lens(&frames, pattern, square)?;
+        eprintln!("lens: chessboard found in {} of {} images, calibrateCamera RMS {:.3} px", info.images, frames.len(), info.rms_px);
+        lens = Some(l);
+        chessboard_info = Some(info);
+        frames = frames.into_iter().zip(used).filter(|(_, u)| !u).map(|(f, _)| f).collect();
+    }
+    let Some((path, frame)) = frames.first() else {
+        // Chessboard shots only: a lens-only file, for the frame size of the shots.
+        let Some(lens) = lens else { anyhow::bail!("no frame of the mat to calibrate") };
+        let first = winkeye::capture::load_image(&args.images[0])?;
+        let size = winkeye::calibrate::file::FrameSize { width: opencv::prelude::MatTraitConst::cols(&first) as u32, height: opencv::prelude::MatTraitConst::rows(&first) as u32 };
+        let file = CalibrationFile { format: winkeye::calibrate::file::CALIBRATION_FORMAT.into(), frame: size, lens, chessboard: chessboard_info, mat: None, camera: None };
+        return emit_calibration(&file, args.out.as_deref());
+    };
+    if let Some(cal) = saved.as_ref().and_then(|f| f.calibration()) {
+        let check = calibrate::check_fit(frame, &cal)?;
+        if check.fits() {
+            eprintln!("{}: the saved calibration still fits ({:.0}% of edge probes, {:.2} px)", path.display(), check.found * 100.0, check.median_px);
+        } else {
+            eprintln!("{}: the saved calibration no longer fits (the mat or camera moved): recalibrating", path.display());
+        }
+    }
+    let opts = CalibrateOptions { mat: args.ruleset.spec().mat, corners: args.corners, lens };
+    let cal = calibrate::calibrate_frame(frame, &opts).with_context(|| path.display().to_string())?;
+    let c = &cal.corners_px;
+    eprintln!(
+        "{}: mat found, {} edge and {} baseline points, fit RMS {:.2} px, +x end by {:?}",
+        path.display(),
+        cal.edge_points,
+        cal.baseline_points,
+        cal.rms_px,
+        cal.orientation
+    );
+    eprintln!("  corners: ({:.1}, {:.1}) ({:.1}, {:.1}) ({:.1}, {:.1}) ({:.1}, {:.1})", c[0].x, c[0].y, c[1].x, c[1].y, c[2].x, c[2].y, c[3].x, c[3].y);
+    if let Some(cam) = &cal.camera {
+        eprintln!(
+            "  camera: {:.0} mm above ({:.0}, {:.0}) mm, {:.1}° off vertical, focal {:.0} px ({:?})",
+            cam.height_mm(),
+            cam.centre_mm[0],
+            cam.centre_mm[1],
+            cam.tilt_deg,
+            cam.focal_px,
+            cam.focal_source
+        );
+    }
+    match cal.pot_check {
+        Some((_, off)) => eprintln!("  pot: rim found {off:.1} px from where the calibration puts it{}", if off > 4.0 { " (check the mat's centre)" } else { "" }),
+        None => eprintln!("  pot: rim not found (no pot, or hidden)"),
+    }
+    if let Some(out) = &args.overlay {
+        let img = winkeye::report::overlay::calibration_overlay(frame, &cal)?;
+        winkeye::report::write_png(out, &img)?;
+        eprintln!("wrote {}", out.display());
+    }
+    emit_calibration(&CalibrationFile::from_calibration(&cal, chessboard_info), args.out.as_deref())
+}
+
+fn emit_calibration(file: &winkeye::calibrate::file::CalibrationFile, out: Option<&std::path::Path>) -> Result<()> {
+    let text = file.to_toml()?;
+    match out {
+        Some(p) => {
+            winkeye::report::write_bytes(p, text.as_bytes())?;
+            eprintln!("wrote {}", p.display());
+        }
+        None => print!("{text}"),
     }
     Ok(())
 }

@@ -195,3 +195,58 @@ fn synth_bad_arguments() -> TestResult {
     assert!(err.starts_with("winkeye: cannot create"), "{err}");
     Ok(())
 }
+
+fn still_sample(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/stills").join(name)
+}
+
+#[test]
+fn calibrate_writes_a_calibration_file() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let out = dir.path().join("mat.toml");
+    let overlay = dir.path().join("mat.png");
+    let (code, _, err) = stderr_of(winkeye().arg("calibrate").arg(still_sample("start-00001.jpg")).arg("--out").arg(&out).arg("--overlay").arg(&overlay));
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("mat found") && err.contains("UnplayedWinks"), "{err}");
+    let text = std::fs::read_to_string(&out)?;
+    let file: winkeye::calibrate::file::CalibrationFile = toml::from_str(&text)?;
+    assert_eq!(file.format, "winkeye.calibration/1");
+    assert!(file.mat.as_ref().is_some_and(|m| m.rms_px < 1.0));
+    assert!(image::open(&overlay).is_ok());
+    // Fed back, the saved calibration is checked against the frame.
+    let (code, _, err) = stderr_of(winkeye().arg("calibrate").arg(still_sample("start-00001.jpg")).arg("--calibration").arg(&out));
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("still fits"), "{err}");
+    Ok(())
+}
+
+#[test]
+fn calibrate_bad_input() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    // Usage: malformed corners.
+    assert_eq!(stderr_of(winkeye().arg("calibrate").arg(still_sample("start-00001.jpg")).args(["--corners", "1,2;3"])).0, 2);
+    // A truncated JPEG.
+    let bytes = std::fs::read(still_sample("start-00001.jpg"))?;
+    let cut = dir.path().join("cut.jpg");
+    std::fs::write(&cut, &bytes[..bytes.len() / 3])?;
+    let (code, _, err) = stderr_of(winkeye().arg("calibrate").arg(&cut));
+    assert_eq!(code, 1);
+    assert!(err.contains("truncated") && err.trim_end().lines().count() == 1, "{err}");
+    // No mat in view: a plain grey picture.
+    let grey = dir.path().join("grey.png");
+    image::RgbImage::from_pixel(640, 360, image::Rgb([128, 128, 128])).save(&grey)?;
+    let out = dir.path().join("keep.toml");
+    std::fs::write(&out, "keep me")?;
+    let (code, _, err) = stderr_of(winkeye().arg("calibrate").arg(&grey).arg("--out").arg(&out));
+    assert_eq!(code, 1);
+    assert!(err.contains("no mat found") && err.contains("--corners"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert_eq!(std::fs::read_to_string(&out)?, "keep me");
+    // A calibration file that is not one.
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&bad, "format = \"something/2\"\n")?;
+    let (code, _, err) = stderr_of(winkeye().arg("calibrate").arg(still_sample("start-00001.jpg")).arg("--calibration").arg(&bad));
+    assert_eq!(code, 1);
+    assert!(err.contains("winkeye.calibration/1"), "{err}");
+    Ok(())
+}

@@ -14,8 +14,12 @@ use rand_pcg::Pcg64;
 const WORK_WIDTH: i32 = 640;
 /// Smallest share of the frame the mat may cover.
 const MIN_AREA_FRACTION: f64 = 0.08;
+/// A second felt region at least this share of the mat's area, wholly in view, is a second mat.
+const SECOND_MAT_FRACTION: f64 = 0.3;
 /// Lines considered for the mat's four sides.
-const CANDIDATE_LINES: usize = 7;
+const CANDIDATE_LINES: usize = 8;
+/// How far outline points may lie from a candidate line, in pixels of the shrunk frame.
+const LINE_TOLERANCE_PX: f64 = 5.0;
 /// Least outline points on a candidate line.
 const MIN_LINE_POINTS: usize = 15;
 /// Rays cast from the centre to find the outline.
@@ -39,11 +43,6 @@ pub struct Rough {
     pub felt_lab: [f64; 3],
 }
 
-fn median(v: &mut [u8]) -> f64 {
-    v.sort_unstable();
-    v.get(v.len() / 2).copied().unwrap_or(0) as f64
-}
-
 /// Finds the mat roughly in a BGR frame.
 pub fn rough(bgr: &Mat) -> Result<Rough, CalibrateError> {
     let (w, h) = (bgr.cols(), bgr.rows());
@@ -56,17 +55,34 @@ pub fn rough(bgr: &Mat) -> Result<Rough, CalibrateError> {
     let mut lab = Mat::default();
     imgproc::cvt_color(&blurred, &mut lab, imgproc::COLOR_BGR2Lab, 0)?;
 
-    // The felt's colour: the median over the frame's central part, which the mat covers.
-    let (mut ls, mut as_, mut bs) = (Vec::new(), Vec::new(), Vec::new());
-    for y in (sh * 3 / 10)..(sh * 7 / 10) {
-        for x in (sw * 3 / 10)..(sw * 7 / 10) {
+    // The felt's colour: of the commonest colours in the frame's central part (the felt, and the
+    // table where the mat does not fill it), the one found nearest the centre on average.
+    // Per colour bin: pixels, summed distance from the centre, summed Lab.
+    type Bin = (usize, f64, [f64; 3]);
+    let mut bins: std::collections::HashMap<(u8, u8, u8), Bin> = std::collections::HashMap::new();
+    let (x0, x1, y0, y1) = (sw * 3 / 10, sw * 7 / 10, sh * 3 / 10, sh * 7 / 10);
+    for y in y0..y1 {
+        for x in x0..x1 {
             let p = lab.at_2d::<Vec3b>(y, x)?;
-            ls.push(p[0]);
-            as_.push(p[1]);
-            bs.push(p[2]);
+            let key = (p[0] / 12, p[1] / 6, p[2] / 6);
+            let e = bins.entry(key).or_insert((0, 0.0, [0.0; 3]));
+            e.0 += 1;
+            e.1 += ((x - sw / 2) as f64).hypot((y - sh / 2) as f64);
+            for c in 0..3 {
+                e.2[c] += p[c] as f64;
+            }
         }
     }
-    let felt = [median(&mut ls), median(&mut as_), median(&mut bs)];
+    let mut ranked: Vec<Bin> = bins.into_values().collect();
+    ranked.sort_by_key(|b| std::cmp::Reverse(b.0));
+    let top = ranked.first().map_or(0, |r| r.0);
+    let felt = ranked
+        .iter()
+        .take(4)
+        .filter(|r| r.0 * 4 >= top)
+        .min_by(|a, b| (a.1 / a.0 as f64).total_cmp(&(b.1 / b.0 as f64)))
+        .map(|r| r.2.map(|v| v / r.0 as f64))
+        .ok_or_else(|| CalibrateError::NoMat { why: "the frame is empty".into() })?;
 
     // The mat's outline: rays cast from round the centre stop at the first lasting change from
     // felt. Comparing each step with the felt just behind it follows slow changes (vignetting, a
@@ -82,40 +98,66 @@ pub fn rough(bgr: &Mat) -> Result<Rough, CalibrateError> {
         Some([p[0] as f64, p[1] as f64, p[2] as f64])
     };
     let diff = |a: [f64; 3], b: [f64; 3]| ((LIGHTNESS_WEIGHT * (a[0] - b[0])).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt();
-    let (cx, cy) = (sw as f64 / 2.0, sh as f64 / 2.0);
-    let r_start = 0.06 * sw as f64;
-    let mut pts: Vec<(f64, f64)> = Vec::new();
-    let mut escaped = 0;
-    for k in 0..RAYS {
-        let ang = k as f64 / RAYS as f64 * std::f64::consts::TAU;
-        let (dx, dy) = (ang.cos(), ang.sin());
-        let mut reference = felt;
-        let mut r = r_start;
-        let mut hit = None;
-        loop {
-            let Some(c) = at(cx + dx * r, cy + dy * r) else { break };
-            if diff(c, reference) > STEP_LAB {
-                // Lasting: the next PERSIST pixels all stay unlike the felt behind.
-                let lasting = (1..=PERSIST_PX).all(|j| at(cx + dx * (r + j as f64), cy + dy * (r + j as f64)).is_none_or(|c2| diff(c2, reference) > STEP_LAB * 0.6));
-                if lasting {
-                    hit = Some(r);
-                    break;
+    // Rays from the frame's centre, or, when something lies on it (a hand, the pot), from
+    // felt-coloured points round it: the origin whose rays enclose most felt wins.
+    let r_start = 0.02 * sw as f64;
+    let cast = |cx: f64, cy: f64| -> (Vec<(f64, f64)>, usize) {
+        let mut pts: Vec<(f64, f64)> = Vec::new();
+        let mut escaped = 0;
+        for k in 0..RAYS {
+            let ang = k as f64 / RAYS as f64 * std::f64::consts::TAU;
+            let (dx, dy) = (ang.cos(), ang.sin());
+            let mut reference = felt;
+            let mut r = r_start;
+            let mut hit = None;
+            while let Some(c) = at(cx + dx * r, cy + dy * r) {
+                if diff(c, reference) > STEP_LAB {
+                    // Lasting: the next PERSIST pixels all stay unlike the felt behind.
+                    let lasting = (1..=PERSIST_PX).all(|j| at(cx + dx * (r + j as f64), cy + dy * (r + j as f64)).is_none_or(|c2| diff(c2, reference) > STEP_LAB * 0.6));
+                    if lasting {
+                        hit = Some(r);
+                        break;
+                    }
+                } else {
+                    // Follow the felt slowly.
+                    for ch in 0..3 {
+                        reference[ch] += 0.2 * (c[ch] - reference[ch]);
+                    }
                 }
-            } else {
-                // Follow the felt slowly.
-                for ch in 0..3 {
-                    reference[ch] += 0.2 * (c[ch] - reference[ch]);
-                }
+                r += 1.0;
             }
-            r += 1.0;
+            match hit {
+                Some(r) => pts.push((cx + dx * (r - 0.5), cy + dy * (r - 0.5))),
+                None => escaped += 1,
+            }
         }
-        match hit {
-            Some(r) => pts.push((cx + dx * (r - 0.5), cy + dy * (r - 0.5))),
-            None => escaped += 1,
+        (pts, escaped)
+    };
+    // (area enclosed, outline points, rays that ran off the frame)
+    type Cast = (f64, Vec<(f64, f64)>, usize);
+    let mut best: Option<Cast> = None;
+    for (ox, oy) in [(0.0, 0.0), (0.15, 0.0), (-0.15, 0.0), (0.0, 0.15), (0.0, -0.15), (0.12, 0.12), (-0.12, 0.12), (0.12, -0.12), (-0.12, -0.12)] {
+        let (cx, cy) = (sw as f64 * (0.5 + ox), sh as f64 * (0.5 + oy));
+        if at(cx, cy).is_none_or(|c| diff(c, felt) > STEP_LAB) {
+            continue;
+        }
+        let (pts, escaped) = cast(cx, cy);
+        let area = if pts.len() >= 3 { polygon_area(&pts) } else { 0.0 };
+        if best.as_ref().is_none_or(|b| area > b.0) {
+            best = Some((area, pts, escaped));
+        }
+        // A clean start from the centre is the usual case: no need to look further.
+        if ox == 0.0 && oy == 0.0 && escaped == 0 && area > 0.2 * (sw * sh) as f64 {
+            break;
         }
     }
-    if std::env::var("WINKEYE_DEBUG_DIR").is_ok() {
-        eprintln!("rays: {} hits, {escaped} escaped", pts.len());
+    let Some((_, pts, escaped)) = best else {
+        return Err(CalibrateError::NoMat { why: "nothing felt-coloured round the frame's centre".into() });
+    };
+    // Most rays running off the frame without meeting an edge: no mat round the centre; some:
+    // the mat runs off the frame there.
+    if escaped as f64 > 0.7 * RAYS as f64 {
+        return Err(CalibrateError::NoMat { why: "nothing round the frame's centre has a mat's edge".into() });
     }
     if escaped as f64 > 0.1 * RAYS as f64 {
         return Err(CalibrateError::CutOff);
@@ -127,9 +169,6 @@ pub fn rough(bgr: &Mat) -> Result<Rough, CalibrateError> {
     }
     let lines = candidate_lines(&pts, CANDIDATE_LINES);
     let corners_small = best_quad(&lines, &pts).ok_or_else(|| CalibrateError::NoMat { why: "the felt's outline is not a quadrilateral".into() })?;
-    if std::env::var("WINKEYE_DEBUG_DIR").is_ok() {
-        eprintln!("rough corners (shrunk): {corners_small:?} in {sw}x{sh}");
-    }
     // Lens distortion bows the edges, so straight lines through them meet a little outside the
     // true corners; only corners well outside the frame mean the mat is cut off (the final fit
     // checks again, exactly).
@@ -138,8 +177,40 @@ pub fn rough(bgr: &Mat) -> Result<Rough, CalibrateError> {
     if outside {
         return Err(CalibrateError::CutOff);
     }
+    second_mat(&lab_px, sw, sh, felt, &corners_small)?;
     let corners = corners_small.map(|(x, y)| PixelPoint::new((x + 0.5) / scale - 0.5, (y + 0.5) / scale - 0.5));
     Ok(Rough { corners, felt_lab: felt })
+}
+
+/// A second felt region outside the mat found, wholly in view and nearly as big: another mat.
+fn second_mat(lab: &[Vec3b], sw: i32, sh: i32, felt: [f64; 3], quad: &[(f64, f64); 4]) -> Result<(), CalibrateError> {
+    let centre = (quad.iter().map(|p| p.0).sum::<f64>() / 4.0, quad.iter().map(|p| p.1).sum::<f64>() / 4.0);
+    // The found mat, grown a little (its edges bow with lens distortion).
+    let grown = quad.map(|p| (centre.0 + (p.0 - centre.0) * 1.08, centre.1 + (p.1 - centre.1) * 1.08));
+    let mut mask = Mat::new_rows_cols_with_default(sh, sw, opencv::core::CV_8U, opencv::core::Scalar::all(0.0))?;
+    for y in 0..sh {
+        for x in 0..sw {
+            let p = lab[(y * sw + x) as usize];
+            let d = ((LIGHTNESS_WEIGHT * (p[0] as f64 - felt[0])).powi(2) + (p[1] as f64 - felt[1]).powi(2) + (p[2] as f64 - felt[2]).powi(2)).sqrt();
+            if d < STEP_LAB && !inside(&grown, centre, (x as f64, y as f64)) {
+                *mask.at_2d_mut::<u8>(y, x)? = 255;
+            }
+        }
+    }
+    let mut labels = Mat::default();
+    let mut stats = Mat::default();
+    let mut centroids = Mat::default();
+    let n = imgproc::connected_components_with_stats(&mask, &mut labels, &mut stats, &mut centroids, 8, opencv::core::CV_32S)?;
+    let quad_area = polygon_area(quad);
+    for l in 1..n {
+        let at = |k: i32| stats.at_2d::<i32>(l, k).copied();
+        let (x, y, w, h, area) = (at(imgproc::CC_STAT_LEFT)?, at(imgproc::CC_STAT_TOP)?, at(imgproc::CC_STAT_WIDTH)?, at(imgproc::CC_STAT_HEIGHT)?, at(imgproc::CC_STAT_AREA)?);
+        let in_view = x > 0 && y > 0 && x + w < sw && y + h < sh;
+        if in_view && area as f64 > SECOND_MAT_FRACTION * quad_area {
+            return Err(CalibrateError::TwoMats);
+        }
+    }
+    Ok(())
 }
 
 fn polygon_area(p: &[(f64, f64)]) -> f64 {
@@ -205,7 +276,8 @@ fn candidate_lines(pts: &[(f64, f64)], max: usize) -> Vec<(Line, Vec<(f64, f64)>
     let mut rng = Pcg64::seed_from_u64(0x4D41_5431);
     let mut left: Vec<(f64, f64)> = pts.to_vec();
     let mut out = Vec::new();
-    let tol = 3.0;
+    // Wide enough to take in an edge bowed by strong lens distortion.
+    let tol = LINE_TOLERANCE_PX;
     while out.len() < max && left.len() >= MIN_LINE_POINTS {
         let mut best: Option<(Line, usize)> = None;
         for _ in 0..300 {
@@ -253,7 +325,7 @@ fn best_quad(lines: &[(Line, Vec<(f64, f64)>)], pts: &[(f64, f64)]) -> Option<[(
                     let mut out = 0.0;
                     for &p in pts {
                         let dmin = edges.iter().map(|e| e.dist(p)).fold(f64::INFINITY, f64::min);
-                        if dmin < 4.0 {
+                        if dmin < LINE_TOLERANCE_PX + 1.0 {
                             on += 1.0;
                         } else if !inside(&q, centre, p) {
                             out += 1.0;

@@ -5,10 +5,13 @@
 //! fit of all those points gives the lens distortion (unless a chessboard calibration supplies it)
 //! and the homography mat → image.
 
+pub mod chessboard;
 pub mod edges;
+pub mod file;
 pub mod find;
 pub mod fit;
 pub mod lens;
+pub mod pose;
 
 use crate::geometry::{MatPoint, MatSpec, PixelPoint};
 use edges::LabImage;
@@ -23,6 +26,8 @@ const EDGE_STEP_PX: f64 = 2.0;
 /// Largest acceptable residual RMS of the final fit, in pixels: beyond it the calibration is refused
 /// rather than reported as good.
 pub const MAX_RMS_PX: f64 = 1.5;
+/// Largest tilt of the camera off vertical that calibration accepts, in degrees.
+const MAX_TILT_DEG: f64 = 45.0;
 /// Least share of the edge samples that must agree with the final fit.
 const MIN_KEPT_FRACTION: f64 = 0.5;
 
@@ -76,6 +81,12 @@ pub struct Calibration {
     pub baseline_points: usize,
     /// The felt's colour, CIE Lab (OpenCV's 8-bit scale).
     pub felt_lab: [f64; 3],
+    /// The camera over the mat, for parallax.
+    pub camera: Option<pose::CameraPose>,
+    /// The pot's rim as found in the frame: its centre (pixels) and how far that lies from where
+    /// the calibration puts the rim, in pixels. `None` when the rim was not found (no pot, or it
+    /// is hidden).
+    pub pot_check: Option<(PixelPoint, f64)>,
 }
 
 impl Calibration {
@@ -88,17 +99,30 @@ impl Calibration {
     pub fn mat_to_image(&self, p: MatPoint) -> Option<PixelPoint> {
         fit::apply(&self.img_from_mat, p).map(|u| self.lens.distort(u))
     }
+
+    /// The footprint (mat mm) of a point `h_mm` above the mat seen at image point `px`: parallax
+    /// corrected with the camera's pose (uncorrected when the pose is unknown).
+    pub fn footprint(&self, px: PixelPoint, h_mm: f64) -> Option<MatPoint> {
+        let on_mat = self.image_to_mat(px)?;
+        Some(match &self.camera {
+            Some(c) => c.footprint(on_mat, h_mm),
+            None => on_mat,
+        })
+    }
+
+    /// The image point of mat point `p` at height `z_mm` above the mat.
+    pub fn mat_to_image_at(&self, p: MatPoint, z_mm: f64) -> Option<PixelPoint> {
+        match &self.camera {
+            Some(c) if z_mm != 0.0 => c.project(p, z_mm).map(|u| self.lens.distort(u)),
+            _ => self.mat_to_image(p),
+        }
+    }
 }
 
 /// Calibrates one BGR frame.
 pub fn calibrate_frame(bgr: &Mat, opts: &CalibrateOptions) -> Result<Calibration, CalibrateError> {
     let (w, h) = (bgr.cols() as u32, bgr.rows() as u32);
-    let t0 = std::time::Instant::now();
-    let debug = std::env::var("WINKEYE_DEBUG_DIR").is_ok();
     let img = LabImage::new(bgr)?;
-    if debug {
-        eprintln!("lab {:?}", t0.elapsed());
-    }
     let mat = opts.mat;
     let mat_corners = mat.corners();
     let (start, felt_lab, orientation) = match opts.corners {
@@ -108,9 +132,6 @@ pub fn calibrate_frame(bgr: &Mat, opts: &CalibrateOptions) -> Result<Calibration
             (assign_corners(&r.corners), r.felt_lab, Orientation::Image)
         }
     };
-    if debug {
-        eprintln!("rough {:?}", t0.elapsed());
-    }
     let lines: Vec<MatLine> = (0..4).map(|k| MatLine { a: mat_corners[k], b: mat_corners[(k + 1) % 4] }).collect();
     let g0 = fit::homography_from_4(&mat_corners, &start).ok_or_else(|| CalibrateError::NoFit { why: "the corners are degenerate".into() })?;
     let lens_fit = if opts.lens.is_some() { LensFit::Fixed } else { LensFit::Division2 };
@@ -133,9 +154,6 @@ pub fn calibrate_frame(bgr: &Mat, opts: &CalibrateOptions) -> Result<Calibration
             }
         }
     }
-    if debug {
-        eprintln!("pass1 edges {:?} ({} points)", t0.elapsed(), pts.len());
-    }
     let f1 = fit::fit(&pts, &lines, &g0, &lens0, lens_fit, w, h, 1.0, 3).ok_or_else(|| CalibrateError::NoFit { why: "too few edge points".into() })?;
 
     // Pass 2: along the fitted (curved) edges, close in; and across the baselines.
@@ -151,26 +169,43 @@ pub fn calibrate_frame(bgr: &Mat, opts: &CalibrateOptions) -> Result<Calibration
         }
         all_lines.push(MatLine { a: b.segment.a, b: b.segment.b });
     }
-    if debug {
-        eprintln!("pass2 edges {:?} ({} points)", t0.elapsed(), pts.len());
-    }
     let f2 = fit::fit(&pts, &all_lines, &f1.img_from_mat, &f1.lens, lens_fit, w, h, 0.5, 3).ok_or_else(|| CalibrateError::NoFit { why: "too few edge points".into() })?;
     if f2.rms_px > MAX_RMS_PX || (f2.kept as f64) < MIN_KEPT_FRACTION * f2.total as f64 {
         return Err(CalibrateError::NoFit { why: format!("the edges do not fit a mat ({:.1} px RMS, {} of {} points)", f2.rms_px, f2.kept, f2.total) });
     }
-    if debug {
-        eprintln!("fit2 {:?}", t0.elapsed());
-    }
     let mut g = f2.img_from_mat;
-    if orientation == Orientation::Image && !points_right(&g) {
-        g *= half_turn();
+    let mut orientation = orientation;
+    if orientation != Orientation::Corners {
+        match orient_by_unplayed(&img, &g, &f2.lens, &mat, felt_lab) {
+            Some(flip) => {
+                orientation = Orientation::UnplayedWinks;
+                if flip {
+                    g *= half_turn();
+                }
+            }
+            None if !points_right(&g) => g *= half_turn(),
+            None => {}
+        }
     }
     let mat_from_img = g.try_inverse().ok_or_else(|| CalibrateError::NoFit { why: "singular homography".into() })?;
     let corners_px = mat_corners.map(|c| fit::apply(&g, c).map(|u| f2.lens.distort(u)).unwrap_or(PixelPoint::new(f64::NAN, f64::NAN)));
     if corners_px.iter().any(|c| !c.is_finite() || c.x < 0.0 || c.y < 0.0 || c.x > (w - 1) as f64 || c.y > (h - 1) as f64) {
         return Err(CalibrateError::CutOff);
     }
+    let principal = match f2.lens {
+        Lens::OpenCv { cx, cy, .. } => PixelPoint::new(cx, cy),
+        _ => PixelPoint::new(w as f64 / 2.0, h as f64 / 2.0),
+    };
+    let camera = pose::pose(&g, principal, w, h, f2.lens.intrinsics().map(|(fx, fy, _, _)| (fx + fy) / 2.0));
+    // A homography no real camera over the mat could give (a mat seen from below, or nearly edge
+    // on) means the edges were matched wrongly: refuse it rather than report it.
+    if camera.as_ref().is_some_and(|c| c.height_mm() <= 0.0 || c.tilt_deg > MAX_TILT_DEG) {
+        return Err(CalibrateError::NoFit { why: "the fitted mat implies an impossible camera pose".into() });
+    }
+    let pot_check = camera.as_ref().and_then(|c| find_pot_rim(&img, c, &f2.lens, &POT_RIM));
     Ok(Calibration {
+        pot_check,
+        camera,
         width: w,
         height: h,
         mat,
@@ -184,6 +219,163 @@ pub fn calibrate_frame(bgr: &Mat, opts: &CalibrateOptions) -> Result<Calibration
         baseline_points,
         felt_lab,
     })
+}
+
+/// The colour each corner's unplayed winks have, clockwise seen from above from (−X,+Y) (5.2).
+const HOME_COLOURS: [WinkHue; 4] = [WinkHue::Blue, WinkHue::Green, WinkHue::Red, WinkHue::Yellow];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum WinkHue {
+    Blue,
+    Green,
+    Red,
+    Yellow,
+}
+
+/// Least chroma difference from the felt (Lab a, b, 8-bit scale) for a pixel to count as a wink's.
+const WINK_CHROMA: f64 = 22.0;
+/// Least wink pixels (samples 4 mm apart) for a corner's colour to count.
+const MIN_CORNER_SAMPLES: usize = 5;
+
+/// Whether the unplayed winks' colours in the corners say to turn the mat frame half round
+/// (`Some(true)`), keep it (`Some(false)`), or say nothing (`None`: too few winks, or they disagree).
+fn orient_by_unplayed(img: &LabImage, g: &Matrix3<f64>, lens: &Lens, mat: &MatSpec, felt: [f64; 3]) -> Option<bool> {
+    let mut seen: [Option<WinkHue>; 4] = [None; 4];
+    for (k, b) in mat.baselines().iter().enumerate() {
+        let mut votes = [0usize; 4];
+        let corner = mat.corner(b.corner);
+        let step = 4.0;
+        let mut x = -200.0;
+        while x <= 200.0 {
+            let mut y = -200.0;
+            while y <= 200.0 {
+                let m = corner + MatPoint::new(x, y);
+                y += step;
+                if !(b.depth_behind(m) > 3.0 && m.x.abs() < mat.length_mm / 2.0 - 3.0 && m.y.abs() < mat.width_mm / 2.0 - 3.0) {
+                    continue;
+                }
+                let Some(px) = fit::apply(g, m).map(|u| lens.distort(u)) else { continue };
+                let Some(c) = img.at(px.x, px.y) else { continue };
+                let (da, db) = (c[1] - felt[1], c[2] - felt[2]);
+                if (da * da + db * db).sqrt() < WINK_CHROMA {
+                    continue;
+                }
+                let hue = (c[2] - 128.0).atan2(c[1] - 128.0).to_degrees().rem_euclid(360.0);
+                let protos = [(WinkHue::Blue, 285.0), (WinkHue::Green, 150.0), (WinkHue::Red, 35.0), (WinkHue::Yellow, 90.0)];
+                if let Some((i, _)) = protos
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (_, h))| (i, ((hue - h + 540.0) % 360.0 - 180.0).abs()))
+                    .filter(|(_, d)| *d < 35.0)
+                    .min_by(|a, b| a.1.total_cmp(&b.1))
+                {
+                    votes[i] += 1;
+                }
+            }
+            x += step;
+        }
+        let (best, n) = votes.iter().enumerate().max_by_key(|(_, n)| **n).map(|(i, n)| (i, *n))?;
+        if n >= MIN_CORNER_SAMPLES {
+            seen[k] = Some([WinkHue::Blue, WinkHue::Green, WinkHue::Red, WinkHue::Yellow][best]);
+        }
+    }
+    let score = |shift: usize| (0..4).filter(|&k| seen[k] == Some(HOME_COLOURS[(k + shift) % 4])).count();
+    let (keep, flip) = (score(0), score(2));
+    match (keep, flip) {
+        (k, f) if k >= 2 && k > f => Some(false),
+        (k, f) if f >= 2 && f > k => Some(true),
+        _ => None,
+    }
+}
+
+/// The pot's rim: height and radius, in mm (etwa-2012 2.4: 38 mm high, 48 mm across the top).
+const POT_RIM: (f64, f64) = (38.0, 24.0);
+
+/// Finds the pot's rim round where the calibration puts it: radial edge probes from the predicted
+/// rim centre, a circle fitted to what they find. Returns the found centre and its distance from
+/// the prediction, in pixels.
+fn find_pot_rim(img: &LabImage, cam: &pose::CameraPose, lens: &Lens, rim: &(f64, f64)) -> Option<(PixelPoint, f64)> {
+    let (h, r) = *rim;
+    let centre = lens.distort(cam.project(MatPoint::new(0.0, 0.0), h)?);
+    let edge = lens.distort(cam.project(MatPoint::new(r, 0.0), h)?);
+    let r_px = centre.distance(edge);
+    if r_px < 4.0 {
+        return None;
+    }
+    let mut pts = Vec::new();
+    for k in 0..48 {
+        let a = k as f64 / 48.0 * std::f64::consts::TAU;
+        let n = (a.cos(), a.sin());
+        let p = PixelPoint::new(centre.x + n.0 * r_px, centre.y + n.1 * r_px);
+        if let Some(e) = edges::step_edge(img, p, n, 0.3 * r_px) {
+            pts.push(e);
+        }
+    }
+    if pts.len() < 16 {
+        return None;
+    }
+    // Kåsa's algebraic circle fit: x² + y² + D x + E y + F = 0, least squares.
+    let mut a = nalgebra::DMatrix::zeros(pts.len(), 3);
+    let mut b = nalgebra::DVector::zeros(pts.len());
+    for (i, p) in pts.iter().enumerate() {
+        a[(i, 0)] = p.x;
+        a[(i, 1)] = p.y;
+        a[(i, 2)] = 1.0;
+        b[i] = -(p.x * p.x + p.y * p.y);
+    }
+    let sol = a.svd(true, true).solve(&b, 1e-12).ok()?;
+    let found = PixelPoint::new(-sol[0] / 2.0, -sol[1] / 2.0);
+    Some((found, found.distance(centre)))
+}
+
+/// How well a saved calibration still fits a frame.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FitCheck {
+    /// Share of the probes along the mat's edges that found an edge.
+    pub found: f64,
+    /// Median distance of the found edges from where the calibration puts them, in pixels.
+    pub median_px: f64,
+}
+
+impl FitCheck {
+    /// Whether the calibration still fits: most edges found, within a pixel of where expected.
+    pub fn fits(&self) -> bool {
+        self.found >= 0.6 && self.median_px <= 1.0
+    }
+}
+
+/// Probes per side of the mat for [`check_fit`].
+const CHECK_PROBES_PER_SIDE: usize = 16;
+
+/// A cheap check that `cal` still fits `bgr` (the mat or the camera has not moved): a few dozen
+/// short edge probes where the calibration says the mat's edges are.
+pub fn check_fit(bgr: &Mat, cal: &Calibration) -> Result<FitCheck, CalibrateError> {
+    if bgr.cols() as u32 != cal.width || bgr.rows() as u32 != cal.height {
+        return Ok(FitCheck { found: 0.0, median_px: f64::INFINITY });
+    }
+    let img = LabImage::new(bgr)?;
+    let c = cal.mat.corners();
+    let mut dists = Vec::new();
+    let mut probes = 0;
+    for k in 0..4 {
+        let (a, b) = (c[k], c[(k + 1) % 4]);
+        let mid = a + (b - a) * 0.5;
+        let out = mid * (1.0 / mid.norm());
+        for i in 0..CHECK_PROBES_PER_SIDE {
+            let t = (i as f64 + 0.5) / CHECK_PROBES_PER_SIDE as f64;
+            let m = a + (b - a) * t;
+            let (Some(p), Some(q)) = (cal.mat_to_image(m), cal.mat_to_image(m + out * 10.0)) else { continue };
+            probes += 1;
+            let d = q - p;
+            let n = (d.x / d.norm(), d.y / d.norm());
+            if let Some(e) = edges::step_edge(&img, p, n, 6.0) {
+                dists.push(e.distance(p));
+            }
+        }
+    }
+    dists.sort_by(f64::total_cmp);
+    let median_px = dists.get(dists.len() / 2).copied().unwrap_or(f64::INFINITY);
+    Ok(FitCheck { found: dists.len() as f64 / probes.max(1) as f64, median_px })
 }
 
 /// A half turn of the mat frame: (x, y) → (−x, −y).

@@ -1,12 +1,15 @@
 //! How well calibration finds the mat: found rate, corner error (px), mapping error (mm).
 
 use super::{quantile, Case};
+use crate::calibrate::lens::Lens;
 use crate::calibrate::{calibrate_frame, CalibrateOptions};
 use crate::capture::load_image;
 use crate::geometry::{MatPoint, MatSpec};
 use nalgebra::Point3;
 use std::time::Instant;
 
+/// Height of the points whose footprints measure the parallax correction, in mm.
+const PARALLAX_HEIGHT_MM: f64 = 3.0;
 /// Spacing of the grid of mat points the mapping error is measured on, in mm.
 const GRID_MM: f64 = 50.0;
 
@@ -33,19 +36,29 @@ pub struct FrameResult {
     pub rms_px: Option<f64>,
     /// Time to calibrate, in milliseconds.
     pub ms: f64,
+    /// How +x was chosen, and whether it came out a half turn from the truth's.
+    pub orientation: Option<(String, bool)>,
+    /// Largest error of the footprint of points 3 mm above the mat, in mm.
+    pub parallax_max_mm: Option<f64>,
+    /// Largest difference between the footprint of a point 3 mm up and where the same point on
+    /// the mat maps, in mm: the parallax correction alone, without the mapping's own error.
+    pub parallax_only_max_mm: Option<f64>,
+    /// How far the pot's rim was found from where the calibration puts it, in pixels.
+    pub pot_offset_px: Option<f64>,
 }
 
 /// Calibrates every case and measures it against the truth.
-pub fn evaluate(cases: &[Case], mat: MatSpec, progress: &mut dyn FnMut(usize)) -> Vec<FrameResult> {
+/// `lens` (from a chessboard calibration) is used for every frame when given.
+pub fn evaluate(cases: &[Case], mat: MatSpec, lens: Option<Lens>, progress: &mut dyn FnMut(usize)) -> Vec<FrameResult> {
     let mut out = Vec::new();
     for (i, case) in cases.iter().enumerate() {
-        out.push(one(case, mat));
+        out.push(one(case, mat, lens.clone()));
         progress(i + 1);
     }
     out
 }
 
-fn one(case: &Case, mat: MatSpec) -> FrameResult {
+fn one(case: &Case, mat: MatSpec, lens: Option<Lens>) -> FrameResult {
     let cam = &case.camera;
     let truth_corners: Vec<_> = mat.corners().iter().map(|c| cam.project(Point3::new(c.x, c.y, 0.0))).collect();
     let corners_in_view = truth_corners.iter().all(|c| c.is_some_and(|c| c.x >= 0.0 && c.y >= 0.0 && c.x <= (cam.width - 1) as f64 && c.y <= (cam.height - 1) as f64));
@@ -61,6 +74,10 @@ fn one(case: &Case, mat: MatSpec) -> FrameResult {
         mapping_rms_mm: None,
         rms_px: None,
         ms: 0.0,
+        orientation: None,
+        parallax_max_mm: None,
+        parallax_only_max_mm: None,
+        pot_offset_px: None,
     };
     let img = match load_image(&case.image) {
         Ok(i) => i,
@@ -70,7 +87,7 @@ fn one(case: &Case, mat: MatSpec) -> FrameResult {
         }
     };
     let started = Instant::now();
-    let cal = calibrate_frame(&img, &CalibrateOptions { mat, corners: None, lens: None });
+    let cal = calibrate_frame(&img, &CalibrateOptions { mat, corners: None, lens });
     r.ms = started.elapsed().as_secs_f64() * 1000.0;
     let cal = match cal {
         Ok(c) => c,
@@ -80,6 +97,7 @@ fn one(case: &Case, mat: MatSpec) -> FrameResult {
         }
     };
     r.rms_px = Some(cal.rms_px);
+    r.pot_offset_px = cal.pot_check.map(|(_, d)| d);
     // The mat frame's +x end is the program's choice: compare under the half turn that fits.
     let mut best: Option<(f64, Vec<f64>, bool)> = None;
     for flip in [false, true] {
@@ -95,12 +113,15 @@ fn one(case: &Case, mat: MatSpec) -> FrameResult {
         }
     }
     let Some((worst, errs, flip)) = best else { return r };
+    r.orientation = Some((format!("{:?}", cal.orientation).to_lowercase(), flip));
     r.corner_max_px = Some(worst);
     r.corner_errors_px = errs;
     let sign = if flip { -1.0 } else { 1.0 };
     let (hl, hw) = (mat.length_mm / 2.0, mat.width_mm / 2.0);
     let mut sq = 0.0;
     let mut n = 0.0;
+    let mut parallax: f64 = 0.0;
+    let mut parallax_only: f64 = 0.0;
     let mut x = -hl + GRID_MM / 2.0;
     while x < hl {
         let mut y = -hw + GRID_MM / 2.0;
@@ -112,11 +133,21 @@ fn one(case: &Case, mat: MatSpec) -> FrameResult {
                     n += 1.0;
                 }
             }
+            if let Some(px) = cam.project(Point3::new(x, y, PARALLAX_HEIGHT_MM)) {
+                if let Some(m) = cal.footprint(px, PARALLAX_HEIGHT_MM) {
+                    parallax = parallax.max(m.distance(MatPoint::new(sign * x, sign * y)));
+                    if let Some(on_mat) = cam.project(Point3::new(x, y, 0.0)).and_then(|p0| cal.image_to_mat(p0)) {
+                        parallax_only = parallax_only.max(m.distance(on_mat));
+                    }
+                }
+            }
             y += GRID_MM;
         }
         x += GRID_MM;
     }
     r.mapping_rms_mm = (n > 0.0).then(|| (sq / n).sqrt());
+    r.parallax_max_mm = (n > 0.0).then_some(parallax);
+    r.parallax_only_max_mm = (n > 0.0).then_some(parallax_only);
     r
 }
 
@@ -137,6 +168,15 @@ pub fn table(results: &[FrameResult]) -> String {
     s.push_str(&format!("| mat found, hand over the mat | {hands_found} of {} ({:.1}%) |\n", hands.len(), pct(hands_found, hands.len())));
     s.push_str(&format!("| corner error, median / 95th pct / max (px) | {:.3} / {:.3} / {:.3} |\n", quantile(&mut corners, 0.5), quantile(&mut corners, 0.95), quantile(&mut corners, 1.0)));
     s.push_str(&format!("| mapping error RMS over the mat, median / max (mm) | {:.3} / {:.3} |\n", quantile(&mut maps, 0.5), quantile(&mut maps, 1.0)));
+    let mut par: Vec<f64> = in_view.iter().filter_map(|r| r.parallax_max_mm).collect();
+    s.push_str(&format!("| footprint of a point 3 mm up, worst over the mat: median / max over frames (mm) | {:.3} / {:.3} |\n", quantile(&mut par, 0.5), quantile(&mut par, 1.0)));
+    let mut par_only: Vec<f64> = in_view.iter().filter_map(|r| r.parallax_only_max_mm).collect();
+    s.push_str(&format!("| parallax correction alone (vs the same point on the mat), worst over the mat: median / max over frames (mm) | {:.3} / {:.3} |\n", quantile(&mut par_only, 0.5), quantile(&mut par_only, 1.0)));
+    let mut pots: Vec<f64> = in_view.iter().filter_map(|r| r.pot_offset_px).collect();
+    s.push_str(&format!("| pot rim found, and its offset from the calibration's: median / max (px) | {} frames, {:.2} / {:.2} |\n", pots.len(), quantile(&mut pots, 0.5), quantile(&mut pots, 1.0)));
+    let by_winks: Vec<&&FrameResult> = in_view.iter().filter(|r| r.orientation.as_ref().is_some_and(|o| o.0 == "unplayedwinks")).collect();
+    let right = by_winks.iter().filter(|r| r.orientation.as_ref().is_some_and(|o| !o.1)).count();
+    s.push_str(&format!("| +x end from unplayed winks: frames / agreeing with the colours' corners | {} / {right} |\n", by_winks.len()));
     s.push_str(&format!("| time per frame, median (ms, this build) | {:.0} |\n", quantile(&mut times, 0.5)));
     s
 }

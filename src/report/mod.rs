@@ -3,6 +3,7 @@
 pub mod diagram;
 pub mod draw;
 pub mod output;
+pub mod overlay;
 pub mod position;
 
 pub use output::{write_bytes, write_document, write_png, OutputError};

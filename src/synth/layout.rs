@@ -27,6 +27,8 @@ pub enum Kind {
     NearMiss,
     /// One colour has potted out; squops remain to be undone.
     PotOut,
+    /// A printed 9 × 6 chessboard (25 mm squares) held up to the camera, for lens calibration.
+    Chessboard,
 }
 
 /// Whether a hand is over the mat.
@@ -113,6 +115,7 @@ pub fn room(rng: &mut Pcg64, spec: &RulesetSpec) -> Scene {
             hardness: rng.random_range(6.0..24.0),
             gradient: (rng.random_range(-0.2..0.2), rng.random_range(-0.2..0.2)),
         },
+        board: None,
     }
 }
 
@@ -371,6 +374,7 @@ pub fn populate(rng: &mut Pcg64, scene: &mut Scene, spec: &RulesetSpec, kind: Ki
     let mut placer_rng = Pcg64::new(rng.random(), rng.random());
     let mut p = Placer::new(&mut placer_rng, spec);
     match kind {
+        Kind::Chessboard => {}
         Kind::Start => {
             for s in &sets {
                 for &size in &s.sizes {
@@ -502,7 +506,7 @@ pub fn add_hand(rng: &mut Pcg64, scene: &mut Scene, choice: HandChoice, kind: Ki
     let want = match choice {
         HandChoice::None => false,
         HandChoice::Over | HandChoice::Corner => true,
-        HandChoice::Auto => kind != Kind::Start && rng.random_bool(0.25),
+        HandChoice::Auto => !matches!(kind, Kind::Start | Kind::Chessboard) && rng.random_bool(0.25),
     };
     if !want {
         return;

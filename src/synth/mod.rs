@@ -75,6 +75,11 @@ pub struct StillOptions {
     pub ruleset: Ruleset,
     /// A hand-held close-up of a few winks instead of the overhead view.
     pub closeup: bool,
+    /// Fixes the camera body (focal length, principal point, lens) across shots: chessboards and
+    /// frames of the mat with the same camera seed share one camera.
+    pub camera_seed: Option<u64>,
+    /// Overrides the lens's barrel distortion k1 (0 to −0.3).
+    pub k1: Option<f64>,
 }
 
 /// A rendered still with its truth.
@@ -118,14 +123,24 @@ pub fn render_still(opts: &StillOptions, path: Option<String>) -> Result<Still, 
     let mut rng = Pcg64::seed_from_u64(opts.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ tag);
     let spec = opts.ruleset.spec();
     let mut scene = layout::room(&mut rng, spec);
+    let body = (opts.camera_seed.is_some() || opts.k1.is_some()).then(|| shoot::body(opts.camera_seed.unwrap_or(opts.seed), opts.width, opts.height, opts.k1));
     let camera = if opts.closeup {
         let centre = layout::closeup_cluster(&mut rng, &mut scene, spec);
         shoot::closeup(&mut rng, centre, 45.0, opts.width, opts.height)
+    } else if opts.kind == Kind::Chessboard {
+        let (i, d) = body.unwrap_or_else(|| shoot::body(opts.seed, opts.width, opts.height, None));
+        let (cam, board) = shoot::chessboard_shot(&mut rng, i, d, opts.width, opts.height);
+        scene.board = Some(board);
+        scene.pot = None;
+        cam
     } else {
         layout::populate(&mut rng, &mut scene, spec, opts.kind);
         layout::add_squidger(&mut rng, &mut scene);
         layout::add_hand(&mut rng, &mut scene, opts.hand, opts.kind);
-        shoot::overhead(&mut rng, &spec.mat, opts.width, opts.height)
+        match body {
+            Some((i, d)) => shoot::overhead_with(&mut rng, &spec.mat, i, d, opts.width, opts.height),
+            None => shoot::overhead(&mut rng, &spec.mat, opts.width, opts.height),
+        }
     };
     let fx = shoot::effects(&mut rng);
     let frame = render::render(&scene, &camera, &fx)?;

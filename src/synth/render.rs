@@ -42,6 +42,7 @@ enum Hit {
     MatSide(Point3<f64>),
     Table(Point3<f64>),
     Object(usize, Point3<f64>),
+    Board(Point3<f64>, bool),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -75,6 +76,8 @@ pub enum Surface {
     Felt,
     /// A painted baseline.
     Paint,
+    /// A chessboard.
+    Board,
     /// A wink (index into the scene's winks).
     Wink(usize),
     /// A squidger (index into the scene's squidgers).
@@ -171,6 +174,11 @@ impl Ctx<'_> {
                 let t1 = (-mat.thickness_mm - o.z) / d.z;
                 let p1 = o + d * t1;
                 best = if p1.x.abs() <= hl && p1.y.abs() <= hw { (t1, Hit::MatSide(p1)) } else { (t1, Hit::Table(p1)) };
+            }
+        }
+        if let Some((t, black)) = self.scene.board.as_ref().and_then(|b| b.hit(o, d)) {
+            if t < best.0 {
+                best = (t, Hit::Board(o + d * t, black));
             }
         }
         for &k in cands {
@@ -304,6 +312,14 @@ impl Ctx<'_> {
             Hit::Nothing => [0.0; 3],
             Hit::Mat(p) => surface(p, Vector3::z(), self.felt(p), 0.0, 1.0, true, None, self.contact(p, near)),
             Hit::MatSide(p) => self.felt(p).map(|c| c * light.ambient * 0.6),
+            Hit::Board(p, black) => {
+                let paper = if black { [0.02, 0.02, 0.02] } else { [0.75, 0.75, 0.72] };
+                let n = self.scene.board.as_ref().map_or(Vector3::z(), |b| b.u.cross(&b.v));
+                let n = if n.dot(&d) > 0.0 { -n } else { n };
+                let l = (light.position - p).normalize();
+                let lit = light.ambient + light.intensity * n.dot(&l).max(0.0) * 0.8 + 0.2;
+                paper.map(|a| a * lit * self.light_at(p))
+            }
             Hit::Table(p) => surface(p, Vector3::z(), self.table(p), 0.05, 8.0, false, None, 1.0),
             Hit::Object(k, p) => {
                 let body = self.objs[k].body;
@@ -511,6 +527,7 @@ pub fn render_light(scene: &Scene, cam: &Camera, blur_px: f64) -> opencv::Result
             2 => Surface::MatSide,
             3 => Surface::Felt,
             4 => Surface::Paint,
+            5 | 6 => Surface::Board,
             _ => match ctx.objs[id as usize - SURFACE_IDS].body {
                 Body::Wink(i) => Surface::Wink(i),
                 Body::Squidger(i) => Surface::Squidger(i),
@@ -532,8 +549,9 @@ fn wink_of(id: u32, ctx: &Ctx<'_>) -> Option<usize> {
     }
 }
 
-/// Surface ids below this are the room's (nothing, table, mat side, felt, paint); objects follow.
-const SURFACE_IDS: usize = 5;
+/// Surface ids below this are the room's (nothing, table, mat side, felt, paint, board white,
+/// board black); objects follow.
+const SURFACE_IDS: usize = 7;
 
 impl Ctx<'_> {
     /// One ray through image point (x, y): its colour and the id of the surface it met.
@@ -556,6 +574,7 @@ impl Ctx<'_> {
                     3
                 }
             }
+            Hit::Board(_, black) => 5 + u32::from(black),
             Hit::Object(k, _) => (SURFACE_IDS + k) as u32,
         };
         (self.shade(hit, d, near), id)

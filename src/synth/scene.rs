@@ -222,6 +222,51 @@ pub struct Scene {
     pub hands: Vec<Hand>,
     /// The lamp.
     pub light: Light,
+    /// A printed chessboard held up to the camera, for lens calibration shots.
+    pub board: Option<Chessboard>,
+}
+
+/// A printed chessboard: a flat card with `cols` × `rows` inner corners and a white margin.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Chessboard {
+    /// The first inner corner, in mm.
+    pub origin: Point3<f64>,
+    /// Unit vector along the board's columns (its x).
+    pub u: Vector3<f64>,
+    /// Unit vector along its rows (its y).
+    pub v: Vector3<f64>,
+    /// Inner corners along x and y.
+    pub inner: (u32, u32),
+    /// Side of a square, in mm.
+    pub square_mm: f64,
+    /// White margin round the squares, in mm.
+    pub margin_mm: f64,
+}
+
+impl Chessboard {
+    /// Where the ray from `o` along `d` meets the card: (distance, black square?), if it does.
+    pub fn hit(&self, o: Point3<f64>, d: Vector3<f64>) -> Option<(f64, bool)> {
+        let n = self.u.cross(&self.v);
+        let den = n.dot(&d);
+        if den.abs() < 1e-12 {
+            return None;
+        }
+        let t = n.dot(&(self.origin - o)) / den;
+        if t <= 0.0 {
+            return None;
+        }
+        let q = o + d * t - self.origin;
+        // Board coordinates in squares, the first inner corner at (0, 0).
+        let (x, y) = (q.dot(&self.u) / self.square_mm, q.dot(&self.v) / self.square_mm);
+        let m = self.margin_mm / self.square_mm;
+        let (cols, rows) = (self.inner.0 as f64, self.inner.1 as f64);
+        if x < -1.0 - m || y < -1.0 - m || x > cols + m || y > rows + m {
+            return None;
+        }
+        let on_squares = x >= -1.0 && y >= -1.0 && x < cols && y < rows;
+        let black = on_squares && (x.floor() as i64 + y.floor() as i64).rem_euclid(2) == 0;
+        Some((t, black))
+    }
 }
 
 #[cfg(test)]

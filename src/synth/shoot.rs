@@ -92,3 +92,112 @@ pub fn effects(rng: &mut Pcg64) -> Effects {
         seed: rng.random(),
     }
 }
+
+/// A camera body: focal length, principal point and lens, fixed by `seed` so that a set of shots
+/// (chessboards and frames of the mat) share one camera. `k1` overrides the lens's barrel
+/// distortion.
+pub fn body(seed: u64, width: u32, height: u32, k1: Option<f64>) -> (Intrinsics, RadialDistortion) {
+    use rand::SeedableRng;
+    let mut rng = Pcg64::seed_from_u64(seed ^ 0x00CA_3E7A);
+    let f = 0.72 * width.max(height) as f64 * rng.random_range(0.9..1.1);
+    let (cx, cy) = (width as f64 / 2.0 + rng.random_range(-8.0..8.0), height as f64 / 2.0 + rng.random_range(-6.0..6.0));
+    let drawn = if rng.random_bool(0.25) { 0.0 } else { rng.random_range(-0.3..0.0) };
+    let k1 = k1.unwrap_or(drawn);
+    let k2 = rng.random_range(0.5..1.2) * k1 * k1;
+    (Intrinsics { fx: f, fy: f, cx, cy }, RadialDistortion { k1, k2, k3: 0.0 })
+}
+
+/// An overhead camera with a given body: tilted and turned as [`overhead`] does, at the height
+/// that makes the mat fill 80–95% of the frame.
+pub fn overhead_with(rng: &mut Pcg64, mat: &MatSpec, intrinsics: Intrinsics, distortion: RadialDistortion, width: u32, height: u32) -> Camera {
+    let tilt = rng.random_range(0.0..MAX_TILT_DEG).to_radians();
+    let tilt_dir = rng.random_range(0.0..TAU);
+    let yaw = if rng.random_bool(0.7) {
+        rng.random_range(-0.25..0.25) + if rng.random_bool(0.5) { 0.0 } else { std::f64::consts::PI }
+    } else {
+        rng.random_range(0.0..TAU)
+    };
+    let target = Point3::new(rng.random_range(-40.0..40.0), rng.random_range(-25.0..25.0), 0.0);
+    let fill = rng.random_range(0.80..0.95);
+    let up = Vector3::new(-yaw.sin(), yaw.cos(), 0.0);
+    let dir = Vector3::new(tilt.sin() * tilt_dir.cos(), tilt.sin() * tilt_dir.sin(), tilt.cos());
+    let (hl, hw) = (mat.length_mm / 2.0 + 15.0, mat.width_mm / 2.0 + 15.0);
+    let make = |dist: f64| {
+        let pose = Pose::look_at(target + dir * dist, target, up);
+        Camera { width, height, intrinsics, distortion, pose }
+    };
+    // How much of the frame the mat takes at a distance: the largest share along either axis.
+    let share = |cam: &Camera| {
+        let mut s: f64 = 0.0;
+        for (sx, sy) in [(-1.0, -1.0), (-1.0, 1.0), (1.0, -1.0), (1.0, 1.0)] {
+            match cam.project(Point3::new(sx * hl, sy * hw, 0.0)) {
+                Some(p) => {
+                    s = s.max(((p.x - intrinsics.cx) / (width as f64 / 2.0)).abs()).max(((p.y - intrinsics.cy) / (height as f64 / 2.0)).abs());
+                }
+                None => return f64::INFINITY,
+            }
+        }
+        s
+    };
+    let (mut lo, mut hi) = (300.0, 8000.0);
+    for _ in 0..60 {
+        let mid = (lo + hi) / 2.0;
+        if share(&make(mid)) > fill {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    make(hi)
+}
+
+/// A chessboard shot with a given body: the board 35–70 cm from the camera, turned up to 40°
+/// away from facing it, somewhere in the frame, wholly in view.
+pub fn chessboard_shot(rng: &mut Pcg64, intrinsics: Intrinsics, distortion: RadialDistortion, width: u32, height: u32) -> (Camera, super::scene::Chessboard) {
+    let eye = Point3::new(0.0, 0.0, 1500.0);
+    let pose = Pose::look_at(eye, Point3::new(0.0, 0.0, 0.0), Vector3::new(0.0, 1.0, 0.0));
+    let cam = Camera { width, height, intrinsics, distortion, pose };
+    let (inner, square, margin) = ((9u32, 6u32), 25.0, 15.0);
+    let mut board = None;
+    for attempt in 0..200 {
+        let shrink = 1.0 - attempt as f64 / 250.0;
+        let target = crate::geometry::PixelPoint::new(
+            width as f64 * rng.random_range(0.3..0.7),
+            height as f64 * rng.random_range(0.3..0.7),
+        );
+        let Some(ray) = cam.ray_dir(target) else { continue };
+        let dist = rng.random_range(350.0..700.0) / shrink.max(0.3);
+        let centre = eye + ray * dist;
+        // Facing the camera, then turned about a random axis in its plane, then spun.
+        let facing = -ray;
+        let a = facing.cross(&Vector3::z()).try_normalize(1e-9).unwrap_or_else(Vector3::x);
+        let b = facing.cross(&a);
+        let turn_axis = (a * rng.random_range(-1.0f64..1.0) + b * rng.random_range(-1.0f64..1.0)).try_normalize(1e-9).unwrap_or(a);
+        let rot = nalgebra::Rotation3::from_axis_angle(&nalgebra::Unit::new_normalize(turn_axis), rng.random_range(0.0..40.0f64).to_radians());
+        let spin = nalgebra::Rotation3::from_axis_angle(&nalgebra::Unit::new_normalize(facing), rng.random_range(0.0..TAU));
+        let (u, v) = (rot * spin * a, rot * spin * b);
+        let w_mm = (inner.0 + 1) as f64 * square;
+        let h_mm = (inner.1 + 1) as f64 * square;
+        let origin = centre - u * (w_mm / 2.0 - square) - v * (h_mm / 2.0 - square);
+        let c = super::scene::Chessboard { origin, u, v, inner, square_mm: square, margin_mm: margin };
+        let corners = [(-1.0, -1.0), (inner.0 as f64, -1.0), (-1.0, inner.1 as f64), (inner.0 as f64, inner.1 as f64)];
+        let in_view = corners.iter().all(|&(x, y)| {
+            let m = margin / square;
+            let p = origin + u * ((x + x.signum() * m) * square) + v * ((y + y.signum() * m) * square);
+            cam.project(p).is_some_and(|q| q.x > 10.0 && q.y > 10.0 && q.x < width as f64 - 10.0 && q.y < height as f64 - 10.0)
+        });
+        if in_view {
+            board = Some(c);
+            break;
+        }
+    }
+    let board = board.unwrap_or(super::scene::Chessboard {
+        origin: Point3::new(-100.0, -62.5, 900.0),
+        u: Vector3::x(),
+        v: Vector3::y(),
+        inner,
+        square_mm: square,
+        margin_mm: margin,
+    });
+    (cam, board)
+}

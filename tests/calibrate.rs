@@ -1,0 +1,146 @@
+//! Calibration on rendered frames: the mat found where the truth says, clear refusals when it
+//! cannot be, manual corners, saved calibrations checked against new frames, chessboard lenses.
+
+use nalgebra::Point3;
+use opencv::core::Mat;
+use winkeye::calibrate::{calibrate_frame, check_fit, CalibrateError, CalibrateOptions, Calibration};
+use winkeye::geometry::{MatPoint, MatSpec, PixelPoint};
+use winkeye::rules::Ruleset;
+use winkeye::synth::{effects, render_still, HandChoice, Kind, Still, StillOptions};
+
+fn still(kind: Kind, seed: u64, w: u32, h: u32) -> Still {
+    let o = StillOptions { kind, seed, width: w, height: h, hand: HandChoice::Auto, ruleset: Ruleset::Etwa2012, closeup: false, camera_seed: None, k1: None };
+    render_still(&o, None).expect("renders")
+}
+
+fn bgr(s: &Still) -> Mat {
+    effects::to_bgr_mat(&s.image).expect("converts")
+}
+
+fn opts() -> CalibrateOptions {
+    CalibrateOptions { mat: MatSpec::STANDARD, corners: None, lens: None }
+}
+
+/// Corner errors against the truth (under whichever half turn fits) and the mapping RMS in mm.
+fn errors(s: &Still, cal: &Calibration) -> (f64, f64) {
+    let truth: Vec<PixelPoint> = MatSpec::STANDARD.corners().iter().map(|c| s.camera.project(Point3::new(c.x, c.y, 0.0)).expect("in front")).collect();
+    let (flip, worst) = [false, true]
+        .into_iter()
+        .map(|f| (f, (0..4).map(|k| truth[if f { (k + 2) % 4 } else { k }].distance(cal.corners_px[k])).fold(0.0, f64::max)))
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .expect("two");
+    let sign = if flip { -1.0 } else { 1.0 };
+    let mut sq = 0.0;
+    let mut n = 0.0;
+    for i in -8..=8 {
+        for j in -4..=4 {
+            let (x, y) = (i as f64 * 100.0, j as f64 * 100.0);
+            let px = s.camera.project(Point3::new(x, y, 0.0)).expect("in front");
+            let m = cal.image_to_mat(px).expect("maps");
+            sq += m.distance(MatPoint::new(sign * x, sign * y)).powi(2);
+            n += 1.0;
+        }
+    }
+    (worst, (sq / n).sqrt())
+}
+
+#[test]
+fn finds_the_mat_where_the_truth_says() {
+    // 960 x 540: about half a pixel per mm. Tolerances here are sanity bounds; `winkeye eval`
+    // measures the figures on full-size frames.
+    for (kind, seed) in [(Kind::Start, 11), (Kind::Midgame, 12), (Kind::NearMiss, 13), (Kind::PotOut, 14)] {
+        let s = still(kind, seed, 960, 540);
+        let cal = calibrate_frame(&bgr(&s), &opts()).unwrap_or_else(|e| panic!("{kind:?} {seed}: {e}"));
+        let (corner, mapping) = errors(&s, &cal);
+        assert!(corner < 1.0, "{kind:?} {seed}: corner error {corner:.2} px");
+        assert!(mapping < 2.5, "{kind:?} {seed}: mapping RMS {mapping:.2} mm");
+        assert!(cal.rms_px < 1.0);
+        let cam = cal.camera.expect("a pose");
+        assert!((900.0..3000.0).contains(&cam.height_mm()), "camera height {:.0}", cam.height_mm());
+    }
+}
+
+#[test]
+fn a_start_position_orients_the_mat_by_its_colours() {
+    let s = still(Kind::Start, 21, 960, 540);
+    let cal = calibrate_frame(&bgr(&s), &opts()).expect("calibrates");
+    assert_eq!(cal.orientation, winkeye::calibrate::Orientation::UnplayedWinks);
+    // The truth's blue corner is (−X,+Y); ours must be the same corner, not the opposite one.
+    let blue = s.camera.project(Point3::new(-914.4, 457.2, 0.0)).expect("in front");
+    assert!(cal.corners_px[0].distance(blue) < 2.0, "{:?} vs {blue:?}", cal.corners_px[0]);
+}
+
+#[test]
+fn manual_corners_are_refined() {
+    let s = still(Kind::Midgame, 31, 960, 540);
+    let truth: Vec<PixelPoint> = MatSpec::STANDARD.corners().iter().map(|c| s.camera.project(Point3::new(c.x, c.y, 0.0)).expect("in front")).collect();
+    // A user's clicks, a couple of pixels off.
+    let clicked = [0, 1, 2, 3].map(|k| truth[k] + PixelPoint::new(2.0, -1.5));
+    let cal = calibrate_frame(&bgr(&s), &CalibrateOptions { corners: Some(clicked), ..opts() }).expect("calibrates");
+    assert_eq!(cal.orientation, winkeye::calibrate::Orientation::Corners);
+    for (k, (got, want)) in cal.corners_px.iter().zip(&truth).enumerate() {
+        assert!(got.distance(*want) < 1.0, "corner {k}: {got:?} vs {want:?}");
+    }
+}
+
+#[test]
+fn refuses_frames_without_a_whole_mat() {
+    // No mat: the table alone (a frame's corner region, blown up).
+    let s = still(Kind::Midgame, 41, 960, 540);
+    let table = image::imageops::resize(&image::imageops::crop_imm(&s.image, 0, 0, 60, 34).to_image(), 960, 540, image::imageops::FilterType::Triangle);
+    let err = calibrate_frame(&effects::to_bgr_mat(&table).expect("converts"), &opts()).expect_err("no mat");
+    assert!(matches!(err, CalibrateError::NoMat { .. }), "{err}");
+    assert!(err.to_string().contains("--corners"), "suggests --corners: {err}");
+
+    // Cut off: the frame's left third gone, taking two corners with it.
+    let cut = image::imageops::crop_imm(&s.image, 320, 0, 640, 540).to_image();
+    let err = calibrate_frame(&effects::to_bgr_mat(&cut).expect("converts"), &opts()).expect_err("cut off");
+    assert!(matches!(err, CalibrateError::CutOff | CalibrateError::NoMat { .. }), "{err}");
+
+    // Two mats side by side.
+    let small = still(Kind::Start, 42, 480, 270);
+    let mut two = image::RgbImage::from_pixel(960, 270, *small.image.get_pixel(0, 0));
+    image::imageops::replace(&mut two, &small.image, 0, 0);
+    image::imageops::replace(&mut two, &small.image, 480, 0);
+    let mut canvas = image::RgbImage::from_pixel(960, 540, *small.image.get_pixel(0, 0));
+    image::imageops::replace(&mut canvas, &two, 0, 135);
+    let err = calibrate_frame(&effects::to_bgr_mat(&canvas).expect("converts"), &opts()).expect_err("two mats");
+    assert!(matches!(err, CalibrateError::TwoMats | CalibrateError::CutOff), "{err}");
+}
+
+#[test]
+fn a_saved_calibration_is_checked_against_new_frames() {
+    let a = still(Kind::Midgame, 51, 960, 540);
+    let cal = calibrate_frame(&bgr(&a), &opts()).expect("calibrates");
+    let same = check_fit(&bgr(&a), &cal).expect("checks");
+    assert!(same.fits(), "{same:?}");
+    // Another frame from another camera: the calibration no longer fits.
+    let b = still(Kind::Midgame, 52, 960, 540);
+    let other = check_fit(&bgr(&b), &cal).expect("checks");
+    assert!(!other.fits(), "{other:?}");
+    // And through a file and back.
+    let file = winkeye::calibrate::file::CalibrationFile::from_calibration(&cal, None);
+    let text = file.to_toml().expect("encodes");
+    let back: winkeye::calibrate::file::CalibrationFile = toml::from_str(&text).expect("decodes");
+    let again = back.calibration().expect("has a mat");
+    assert!(again.corners_px[2].distance(cal.corners_px[2]) < 1e-9);
+}
+
+#[test]
+fn chessboard_shots_calibrate_the_lens() -> Result<(), Box<dyn std::error::Error>> {
+    let mut frames = Vec::new();
+    for seed in 1..=6 {
+        let o = StillOptions { kind: Kind::Chessboard, seed, width: 960, height: 540, hand: HandChoice::None, ruleset: Ruleset::Etwa2012, closeup: false, camera_seed: Some(5), k1: Some(-0.2) };
+        let s = render_still(&o, None)?;
+        frames.push((std::path::PathBuf::from(format!("board-{seed}")), bgr(&s)));
+    }
+    let (lens, info, used) = winkeye::calibrate::chessboard::calibrate_lens(&frames, (9, 6), 25.0)?;
+    assert!(used.iter().filter(|u| **u).count() >= 5, "{used:?}");
+    assert!(info.rms_px < 0.3, "calibrateCamera RMS {}", info.rms_px);
+    let winkeye::calibrate::lens::Lens::OpenCv { dist, fx, .. } = lens else { panic!("an OpenCV lens") };
+    let (truth_i, truth_d) = winkeye::synth::shoot::body(5, 960, 540, Some(-0.2));
+    assert!((dist[0] + 0.2).abs() < 0.02, "k1 {}", dist[0]);
+    assert!((fx - truth_i.fx).abs() / truth_i.fx < 0.01, "fx {fx} vs {}", truth_i.fx);
+    let _ = truth_d;
+    Ok(())
+}
