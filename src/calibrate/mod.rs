@@ -149,12 +149,12 @@ pub fn calibrate_frame(bgr: &Mat, opts: &CalibrateOptions) -> Result<Calibration
         for i in 0..count {
             let t = 0.04 + 0.92 * i as f64 / count as f64;
             let p = a + (b - a) * t;
-            if let Some(e) = edges::step_edge(&img, p, n, reach1) {
+            if let Some(e) = edges::step_edge_in(&img, p, n, reach1, false) {
                 pts.push(LinePoint { px: e, line: k });
             }
         }
     }
-    let f1 = fit::fit(&pts, &lines, &g0, &lens0, lens_fit, w, h, 1.0, 3).ok_or_else(|| CalibrateError::NoFit { why: "too few edge points".into() })?;
+    let f1 = fit::fit(&pts, &lines, &g0, &lens0, lens_fit, w, h, 1.0, 2).ok_or_else(|| CalibrateError::NoFit { why: "too few edge points".into() })?;
 
     // Pass 2: along the fitted (curved) edges, close in; and across the baselines.
     let mut pts = edge_points(&img, &f1, &mat, 5.0);
