@@ -8,6 +8,10 @@ use opencv::imgproc;
 
 /// The camera's tone curve, undone: 8-bit value v is linear light (v/255)^GAMMA (close to sRGB).
 const GAMMA: f32 = 2.2;
+/// Rec. 709 luminance weights for linear RGB.
+const LUMA: [f64; 3] = [0.2126, 0.7152, 0.0722];
+/// Use brightness alone when it carries at least this share of the colour difference.
+const LUMA_SHARE: f64 = 0.3;
 /// Step between samples along a profile, in pixels.
 const PROFILE_STEP_PX: f64 = 0.5;
 /// Least colour difference (CIE Lab, 8-bit scale) between the two sides for an edge to count.
@@ -130,7 +134,20 @@ pub fn step_edge_in(img: &LabImage, p: PixelPoint, n: (f64, f64), reach: f64, li
     // Where the light crosses halfway, in linear light.
     let inside = median3(&mut lin[..third].iter().map(|q| q.1).collect::<Vec<_>>());
     let outside = median3(&mut lin[lin.len() - third..].iter().map(|q| q.1).collect::<Vec<_>>());
-    let u = [outside[0] - inside[0], outside[1] - inside[1], outside[2] - inside[2]];
+    let mut u = [outside[0] - inside[0], outside[1] - inside[1], outside[2] - inside[2]];
+    // JPEG (and MJPEG webcams) keep colour at half resolution, which shifts colour edges by up to
+    // half a pixel; where brightness alone tells the sides apart well enough, use brightness.
+    if linear {
+        let y = |c: &[f64; 3]| LUMA[0] * c[0] + LUMA[1] * c[1] + LUMA[2] * c[2];
+        let dy = y(&outside) - y(&inside);
+        let norm = (u[0] * u[0] + u[1] * u[1] + u[2] * u[2]).sqrt();
+        if dy.abs() >= LUMA_SHARE * norm {
+            // Project onto the luma weights alone.
+            u = [LUMA[0] * dy.signum(), LUMA[1] * dy.signum(), LUMA[2] * dy.signum()];
+            let scale = dy.abs() / (u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);
+            u = u.map(|v| v * scale);
+        }
+    }
     let uu = u[0] * u[0] + u[1] * u[1] + u[2] * u[2];
     if uu <= 1e-12 {
         return None;
