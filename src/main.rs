@@ -153,6 +153,13 @@ fn parse_resolution(s: &str) -> Result<(u32, u32), String> {
     Ok((parse(w)?, parse(h)?))
 }
 
+/// A progress bar drawn with `template` (indicatif's), on stderr.
+fn progress_bar(len: u64, template: &str) -> indicatif::ProgressBar {
+    let b = indicatif::ProgressBar::new(len);
+    b.set_style(indicatif::ProgressStyle::with_template(template).unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()));
+    b
+}
+
 fn parse_ruleset(name: &str) -> Result<Ruleset, String> {
     Ruleset::from_name(name).map_err(|e| e.to_string())
 }
@@ -249,14 +256,7 @@ fn cmd_synth(args: &SynthArgs) -> Result<()> {
     if args.clip {
         return cmd_synth_clips(args);
     }
-    let bar = (args.count > 1).then(|| {
-        let b = indicatif::ProgressBar::new(args.count);
-        b.set_style(
-            indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} scenes, {per_sec}, {eta} left")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        b
-    });
+    let bar = (args.count > 1).then(|| progress_bar(args.count, "{bar:30} {pos}/{len} scenes, {per_sec}, {eta} left"));
     for k in 0..args.count {
         let opts = StillOptions {
             kind: args.kind,
@@ -319,11 +319,7 @@ fn cmd_synth_clips(args: &SynthArgs) -> Result<()> {
         };
         let stem = format!("clip-{:05}", opts.seed);
         let video = args.out.join(format!("{stem}.{}", args.video));
-        let bar = indicatif::ProgressBar::new(0);
-        bar.set_style(
-            indicatif::ProgressStyle::with_template("{prefix} {bar:30} {pos}/{len} frames, {per_sec}, {eta} left")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
+        let bar = progress_bar(0, "{prefix} {bar:30} {pos}/{len} frames, {per_sec}, {eta} left");
         bar.set_prefix(stem.clone());
         let started = std::time::Instant::now();
         let truth = render_clip(&opts, &video, &mut |done, total| {
@@ -348,11 +344,7 @@ fn cmd_synth_clips(args: &SynthArgs) -> Result<()> {
 
 fn cmd_eval(args: &EvalArgs) -> Result<()> {
     let cases = winkeye::eval::cases(&args.dir)?;
-    let bar = indicatif::ProgressBar::new(cases.len() as u64);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} frames, {per_sec}, {eta} left")
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-    );
+    let bar = progress_bar(cases.len() as u64, "{bar:30} {pos}/{len} frames, {per_sec}, {eta} left");
     let lens = args.calibration.as_deref().map(winkeye::calibrate::file::CalibrationFile::load).transpose()?.map(|f| f.lens);
     let results = winkeye::eval::calibration::evaluate(&cases, Ruleset::Etwa2012.spec().mat, lens, &mut |n| bar.set_position(n as u64));
     bar.finish_and_clear();

@@ -11,12 +11,20 @@ use std::f64::consts::TAU;
 /// Largest tilt of the overhead camera off vertical, in degrees.
 pub const MAX_TILT_DEG: f64 = 10.0;
 
-/// An overhead camera 1.3–1.8 m above the mat, up to 10° off vertical, turned any way about the
-/// vertical (mostly with the mat's long side across the frame), with barrel distortion k1 from 0
-/// to −0.3 (and the positive k2 such lenses have), its focal length set so the mat fills 80–95%
-/// of the frame.
-pub fn overhead(rng: &mut Pcg64, mat: &MatSpec, width: u32, height: u32) -> Camera {
-    let height_mm = rng.random_range(1300.0..1800.0);
+/// How an overhead camera looks at the mat: the point it aims at, the unit direction from there
+/// to the camera (up to 10° off vertical), and the image's up direction (any turn about the
+/// vertical, mostly with the mat's long side across the frame).
+struct View {
+    target: Point3<f64>,
+    towards_camera: Vector3<f64>,
+    up: Vector3<f64>,
+}
+
+/// A random view, and a camera height of 1.3–1.8 m drawn first when `with_height` (bodies of
+/// fixed focal length find their height instead). The draws keep their order, so a seed always
+/// gives the same view.
+fn random_view(rng: &mut Pcg64, with_height: bool) -> (View, f64) {
+    let height_mm = if with_height { rng.random_range(1300.0..1800.0) } else { 0.0 };
     let tilt = rng.random_range(0.0..MAX_TILT_DEG).to_radians();
     let tilt_dir = rng.random_range(0.0..TAU);
     let yaw = if rng.random_bool(0.7) {
@@ -25,9 +33,21 @@ pub fn overhead(rng: &mut Pcg64, mat: &MatSpec, width: u32, height: u32) -> Came
         rng.random_range(0.0..TAU)
     };
     let target = Point3::new(rng.random_range(-40.0..40.0), rng.random_range(-25.0..25.0), 0.0);
-    let eye = target + Vector3::new(tilt.sin() * tilt_dir.cos(), tilt.sin() * tilt_dir.sin(), tilt.cos()) * height_mm;
-    let up = Vector3::new(-yaw.sin(), yaw.cos(), 0.0);
-    let pose = Pose::look_at(eye, target, up);
+    let view = View {
+        target,
+        towards_camera: Vector3::new(tilt.sin() * tilt_dir.cos(), tilt.sin() * tilt_dir.sin(), tilt.cos()),
+        up: Vector3::new(-yaw.sin(), yaw.cos(), 0.0),
+    };
+    (view, height_mm)
+}
+
+/// An overhead camera 1.3–1.8 m above the mat, up to 10° off vertical, turned any way about the
+/// vertical (mostly with the mat's long side across the frame), with barrel distortion k1 from 0
+/// to −0.3 (and the positive k2 such lenses have), its focal length set so the mat fills 80–95%
+/// of the frame.
+pub fn overhead(rng: &mut Pcg64, mat: &MatSpec, width: u32, height: u32) -> Camera {
+    let (view, height_mm) = random_view(rng, true);
+    let pose = Pose::look_at(view.target + view.towards_camera * height_mm, view.target, view.up);
     let mut k1: f64 = if rng.random_bool(0.25) { 0.0 } else { rng.random_range(-0.3..0.0) };
     // Webcam lenses with strong barrel distortion have a positive k2 that keeps the mapping
     // one-to-one over the sensor; k2 > 0.45 k1² makes it so for every radius.
@@ -110,17 +130,9 @@ pub fn body(seed: u64, width: u32, height: u32, k1: Option<f64>) -> (Intrinsics,
 /// An overhead camera with a given body: tilted and turned as [`overhead`] does, at the height
 /// that makes the mat fill 80–95% of the frame.
 pub fn overhead_with(rng: &mut Pcg64, mat: &MatSpec, intrinsics: Intrinsics, distortion: RadialDistortion, width: u32, height: u32) -> Camera {
-    let tilt = rng.random_range(0.0..MAX_TILT_DEG).to_radians();
-    let tilt_dir = rng.random_range(0.0..TAU);
-    let yaw = if rng.random_bool(0.7) {
-        rng.random_range(-0.25..0.25) + if rng.random_bool(0.5) { 0.0 } else { std::f64::consts::PI }
-    } else {
-        rng.random_range(0.0..TAU)
-    };
-    let target = Point3::new(rng.random_range(-40.0..40.0), rng.random_range(-25.0..25.0), 0.0);
+    let (view, _) = random_view(rng, false);
+    let (target, up, dir) = (view.target, view.up, view.towards_camera);
     let fill = rng.random_range(0.80..0.95);
-    let up = Vector3::new(-yaw.sin(), yaw.cos(), 0.0);
-    let dir = Vector3::new(tilt.sin() * tilt_dir.cos(), tilt.sin() * tilt_dir.sin(), tilt.cos());
     let (hl, hw) = (mat.length_mm / 2.0 + 15.0, mat.width_mm / 2.0 + 15.0);
     let make = |dist: f64| {
         let pose = Pose::look_at(target + dir * dist, target, up);
