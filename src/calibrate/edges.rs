@@ -46,36 +46,29 @@ impl LabImage {
 
     /// Bilinear sample of linear RGB at (x, y), or `None` outside the frame.
     pub fn linear_at(&self, x: f64, y: f64) -> Option<[f64; 3]> {
-        if x < 0.0 || y < 0.0 || x > (self.width - 1) as f64 || y > (self.height - 1) as f64 {
-            return None;
-        }
-        let (x0, y0) = (x.floor() as usize, y.floor() as usize);
-        let (x1, y1) = ((x0 + 1).min(self.width - 1), (y0 + 1).min(self.height - 1));
-        let (fx, fy) = (x - x0 as f64, y - y0 as f64);
         // RGB order out of BGR bytes.
-        let p = |xx: usize, yy: usize, c: usize| self.lut[self.bgr[yy * self.width + xx][2 - c] as usize] as f64;
-        let mut out = [0.0; 3];
-        for (c, o) in out.iter_mut().enumerate() {
-            let top = p(x0, y0, c) * (1.0 - fx) + p(x1, y0, c) * fx;
-            let bot = p(x0, y1, c) * (1.0 - fx) + p(x1, y1, c) * fx;
-            *o = top * (1.0 - fy) + bot * fy;
-        }
-        Some(out)
+        self.bilinear(x, y, |i, c| self.lut[self.bgr[i][2 - c] as usize] as f64)
     }
 
     /// Bilinear sample at (x, y), or `None` outside the frame.
     pub fn at(&self, x: f64, y: f64) -> Option<[f64; 3]> {
+        self.bilinear(x, y, |i, c| self.data[i][c] as f64)
+    }
+
+    /// Bilinear interpolation at (x, y) of `value(pixel index, channel)`, or `None` outside the
+    /// frame.
+    fn bilinear(&self, x: f64, y: f64, value: impl Fn(usize, usize) -> f64) -> Option<[f64; 3]> {
         if x < 0.0 || y < 0.0 || x > (self.width - 1) as f64 || y > (self.height - 1) as f64 {
             return None;
         }
         let (x0, y0) = (x.floor() as usize, y.floor() as usize);
         let (x1, y1) = ((x0 + 1).min(self.width - 1), (y0 + 1).min(self.height - 1));
         let (fx, fy) = (x - x0 as f64, y - y0 as f64);
-        let p = |xx: usize, yy: usize| self.data[yy * self.width + xx];
+        let p = |xx: usize, yy: usize, c: usize| value(yy * self.width + xx, c);
         let mut out = [0.0; 3];
         for (c, o) in out.iter_mut().enumerate() {
-            let top = p(x0, y0)[c] as f64 * (1.0 - fx) + p(x1, y0)[c] as f64 * fx;
-            let bot = p(x0, y1)[c] as f64 * (1.0 - fx) + p(x1, y1)[c] as f64 * fx;
+            let top = p(x0, y0, c) * (1.0 - fx) + p(x1, y0, c) * fx;
+            let bot = p(x0, y1, c) * (1.0 - fx) + p(x1, y1, c) * fx;
             *o = top * (1.0 - fy) + bot * fy;
         }
         Some(out)
