@@ -17,8 +17,10 @@
 
 #![deny(missing_docs)]
 
+pub mod analyze;
 pub mod calibrate;
 pub mod capture;
+pub mod detect;
 pub mod eval;
 pub mod geometry;
 pub mod report;

@@ -1,0 +1,95 @@
+//! One frame → one position: calibrate (or reuse a calibration), detect the winks, infer the
+//! stacking, and apply the rules. Every command that looks at frames (`analyze`, `replay`,
+//! `watch`, `umpire`) goes through [`analyze_frame`].
+
+use crate::calibrate::{self, lens::Lens, CalibrateOptions, Calibration};
+use crate::detect::{self, Detections};
+use crate::geometry::PixelPoint;
+use crate::report::position::{CalibrationInfo, Position, Source, POSITION_FORMAT};
+use crate::rules::{self, Ruleset};
+use opencv::core::Mat;
+use opencv::prelude::*;
+
+/// What to analyse a frame with.
+#[derive(Debug, Clone)]
+pub struct AnalyzeOptions {
+    /// The ruleset (mat size, field of play, flags).
+    pub ruleset: Ruleset,
+    /// A calibration to use as it is (e.g. from a calibration file, or an earlier frame of the
+    /// same footage); otherwise the frame is calibrated by itself.
+    pub calibration: Option<Calibration>,
+    /// A lens from a chessboard calibration, used when calibrating the frame itself.
+    pub lens: Option<Lens>,
+    /// The mat's corners given by hand, in contract order.
+    pub corners: Option<[PixelPoint; 4]>,
+    /// What goes into the document's `source`.
+    pub source: Source,
+}
+
+impl AnalyzeOptions {
+    /// Defaults for a ruleset: calibrate from the frame, no lens, no corners.
+    pub fn new(ruleset: Ruleset) -> AnalyzeOptions {
+        AnalyzeOptions { ruleset, calibration: None, lens: None, corners: None, source: Source::default() }
+    }
+}
+
+/// A frame's analysis: the position document and what it was made from.
+#[derive(Debug, Clone)]
+pub struct Analysis {
+    /// The position, with the rules' flags and score.
+    pub position: Position,
+    /// The calibration used.
+    pub calibration: Calibration,
+    /// The detections behind the position (fitted outlines, evidence).
+    pub detections: Detections,
+}
+
+/// Why a frame could not be analysed.
+#[derive(Debug, thiserror::Error)]
+pub enum AnalyzeError {
+    /// Calibration failed.
+    #[error(transparent)]
+    Calibrate(#[from] calibrate::CalibrateError),
+    /// Detection failed.
+    #[error(transparent)]
+    Detect(#[from] detect::DetectError),
+    /// The position broke the document's rules (a bug: detections are checked before).
+    #[error("the detected position is inconsistent: {0}")]
+    Position(#[from] crate::report::PositionError),
+}
+
+/// Analyses one BGR frame.
+pub fn analyze_frame(bgr: &Mat, opts: &AnalyzeOptions) -> Result<Analysis, AnalyzeError> {
+    let calibration = match &opts.calibration {
+        Some(c) => c.clone(),
+        None => {
+            let copts = CalibrateOptions { mat: opts.ruleset.spec().mat, corners: opts.corners, lens: opts.lens.clone() };
+            calibrate::calibrate_frame(bgr, &copts)?
+        }
+    };
+    let detections = detect::detect(bgr, &calibration, opts.ruleset)?;
+    let mut source = opts.source.clone();
+    source.width = Some(bgr.cols() as u32);
+    source.height = Some(bgr.rows() as u32);
+    let raw = Position {
+        format: POSITION_FORMAT.into(),
+        source: Some(source),
+        ruleset: Some(opts.ruleset.name().into()),
+        calibration: Some(CalibrationInfo {
+            mat_corners_px: Some(calibration.corners_px),
+            pot_centre_px: calibration.mat_to_image(crate::geometry::MatPoint::new(0.0, 0.0)),
+            rms_px: Some(calibration.rms_px),
+            extra: Default::default(),
+        }),
+        winks: detections.winks(),
+        squops: detections.squops(),
+        piles: Vec::new(),
+        counts: None,
+        game: None,
+        flags: Vec::new(),
+        score: None,
+        extra: Default::default(),
+    };
+    let position = rules::apply(&raw, opts.ruleset)?;
+    Ok(Analysis { position, calibration, detections })
+}
