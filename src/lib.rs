@@ -24,5 +24,6 @@ pub mod detect;
 pub mod eval;
 pub mod geometry;
 pub mod report;
+pub mod stack;
 pub mod rules;
 pub mod synth;

@@ -18,6 +18,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// One still frame → a position document: every wink, its state, the squops, the rules' flags and score.
+    Analyze(AnalyzeArgs),
     /// Apply the rules to a position document (winks, states, squops) and fill in its flags and score.
     Rules {
         /// A winkeye.position/1 JSON document, from any source (e.g. typed in by hand).
@@ -40,6 +42,28 @@ enum Command {
     Eval(EvalArgs),
     /// Render synthetic scenes with exact truth: an image and a winkeye.position/1 document each.
     Synth(SynthArgs),
+}
+
+#[derive(clap::Args)]
+struct AnalyzeArgs {
+    /// The frame (JPEG, PNG, …).
+    image: PathBuf,
+    /// A calibration file (`winkeye calibrate`): its mat is used as it is when it still fits the
+    /// frame, and its lens in any case; without one the frame is calibrated by itself.
+    #[arg(long, value_name = "FILE")]
+    calibration: Option<PathBuf>,
+    /// Ruleset (see `winkeye rulesets`).
+    #[arg(long, value_name = "NAME", value_parser = parse_ruleset, default_value = "etwa-2012")]
+    ruleset: Ruleset,
+    /// The mat's corners in pixels, in the order (−X,+Y), (+X,+Y), (+X,−Y), (−X,−Y), for frames where it is not found by itself.
+    #[arg(long, value_name = "x,y;x,y;x,y;x,y", value_parser = parse_corners)]
+    corners: Option<[winkeye::geometry::PixelPoint; 4]>,
+    /// Write the position document here ("-" for stdout).
+    #[arg(long, value_name = "OUT")]
+    json: Option<PathBuf>,
+    /// Draw what was found on the frame: outlines, states, squops, piles, replacement spots, the mat.
+    #[arg(long, value_name = "OUT.png")]
+    overlay: Option<PathBuf>,
 }
 
 #[derive(clap::Args)]
@@ -88,8 +112,11 @@ struct EvalArgs {
     /// Folder of images with truth documents beside them.
     dir: PathBuf,
     /// What to evaluate.
-    #[arg(long, default_value = "calibration", value_parser = ["calibration"])]
+    #[arg(long, default_value = "calibration", value_parser = ["calibration", "detection"])]
     what: String,
+    /// Print every frame's problems (detection).
+    #[arg(long)]
+    verbose: bool,
     /// Write every frame's result here as JSON.
     #[arg(long, value_name = "OUT")]
     json: Option<PathBuf>,
@@ -178,6 +205,7 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Rules { position, ruleset, json, diagram } => cmd_rules(&position, ruleset, json, diagram),
+        Command::Analyze(args) => cmd_analyze(&args),
         Command::Synth(args) => cmd_synth(&args),
         Command::Eval(args) => cmd_eval(&args),
         Command::Calibrate(args) => cmd_calibrate(&args),
@@ -188,6 +216,50 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
     }
+}
+
+/// The calibration to analyse a frame with: a saved one that still fits, else the frame's own
+/// (with the saved lens, if any).
+fn analyze_options(frame: &opencv::core::Mat, path: &std::path::Path, calibration: Option<&std::path::Path>, ruleset: Ruleset, corners: Option<[winkeye::geometry::PixelPoint; 4]>) -> Result<winkeye::analyze::AnalyzeOptions> {
+    use winkeye::calibrate::file::CalibrationFile;
+    let mut opts = winkeye::analyze::AnalyzeOptions::new(ruleset);
+    opts.corners = corners;
+    opts.source.path = Some(path.display().to_string());
+    if let Some(file) = calibration.map(CalibrationFile::load).transpose()? {
+        let (w, h) = (opencv::prelude::MatTraitConst::cols(frame) as u32, opencv::prelude::MatTraitConst::rows(frame) as u32);
+        if (file.frame.width, file.frame.height) != (w, h) {
+            anyhow::bail!("{}: the calibration is for {}x{} frames, this one is {w}x{h}", path.display(), file.frame.width, file.frame.height);
+        }
+        opts.lens = Some(file.lens.clone());
+        if let (Some(cal), None) = (file.calibration(), corners) {
+            let check = winkeye::calibrate::check_fit(frame, &cal)?;
+            if check.fits() {
+                opts.calibration = Some(cal);
+            } else {
+                eprintln!("{}: the saved calibration no longer fits (the mat or camera moved): calibrating from the frame", path.display());
+            }
+        }
+    }
+    Ok(opts)
+}
+
+fn cmd_analyze(args: &AnalyzeArgs) -> Result<()> {
+    let frame = winkeye::capture::load_image(&args.image)?;
+    let opts = analyze_options(&frame, &args.image, args.calibration.as_deref(), args.ruleset, args.corners)?;
+    let analysis = winkeye::analyze::analyze_frame(&frame, &opts).with_context(|| args.image.display().to_string())?;
+    print_summary(&args.image, &analysis.position);
+    if let Some(dest) = &args.json {
+        write_document(dest, &analysis.position)?;
+        if dest.as_os_str() != "-" {
+            eprintln!("wrote {}", dest.display());
+        }
+    }
+    if let Some(dest) = &args.overlay {
+        let img = winkeye::report::overlay::position_overlay(&frame, &analysis)?;
+        write_png(dest, &img)?;
+        eprintln!("wrote {}", dest.display());
+    }
+    Ok(())
 }
 
 fn cmd_rules(path: &std::path::Path, ruleset: Option<Ruleset>, json: Option<PathBuf>, diagram: Option<PathBuf>) -> Result<()> {
@@ -345,6 +417,22 @@ fn cmd_synth_clips(args: &SynthArgs) -> Result<()> {
 fn cmd_eval(args: &EvalArgs) -> Result<()> {
     let cases = winkeye::eval::cases(&args.dir)?;
     let bar = progress_bar(cases.len() as u64, "{bar:30} {pos}/{len} frames, {per_sec}, {eta} left");
+    if args.what == "detection" {
+        let results = winkeye::eval::detection::evaluate(&cases, Ruleset::Etwa2012, &mut |n| bar.set_position(n as u64));
+        bar.finish_and_clear();
+        for r in &results {
+            if let Some(e) = &r.error {
+                eprintln!("{}: {e}", r.image);
+            } else if args.verbose && !r.problems.is_empty() {
+                eprintln!("{}: {}", r.image, r.problems.join("; "));
+            }
+        }
+        println!("{}", winkeye::eval::detection::table(&results));
+        if let Some(out) = &args.json {
+            write_document(out, &results)?;
+        }
+        return Ok(());
+    }
     let lens = args.calibration.as_deref().map(winkeye::calibrate::file::CalibrationFile::load).transpose()?.map(|f| f.lens);
     let results = winkeye::eval::calibration::evaluate(&cases, Ruleset::Etwa2012.spec().mat, lens, &mut |n| bar.set_position(n as u64));
     bar.finish_and_clear();

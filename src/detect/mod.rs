@@ -1,29 +1,170 @@
 //! Detection: every wink in a calibrated frame, by colour and size, its outline fitted to a
 //! fraction of a pixel, and the overlaps between them.
+//!
+//! 1. The colour model is learned from the frame ([`colour`]): felt and table from round the
+//!    mat, the four wink hues from the frame's own strongly coloured pixels.
+//! 2. On a reduced copy of the mat's region (a small wink still ~8 pixels across) every pixel is
+//!    labelled with a wink colour or none; each colour's regions are filled and split into
+//!    circle hypotheses at the maxima of their distance transform (touching and overlapping
+//!    winks of one colour give one region and several maxima).
+//! 3. Each hypothesis is measured at full resolution ([`fit`]): edge points along rays, a robust
+//!    circle fit of the parallax-corrected footprint, the size from the radius.
+//! 4. Overlaps, who is on top, levels and margins are the stacking stage ([`crate::stack`]); the
+//!    uppers are refitted as leaning winks, and each wink's state follows from where it lies.
+
+pub mod colour;
+pub mod fit;
+pub mod sample;
 
 use crate::calibrate::Calibration;
-use crate::report::position::{Squop, Wink};
+use crate::geometry::{MatPoint, PixelPoint};
+use crate::report::position::{Colour, NominalDiameters, Squop, Wink, WinkSize, WinkState};
 use crate::rules::Ruleset;
-use opencv::core::Mat;
+use colour::{ColourModel, Lab};
+use fit::{Beyond, CircleFit, Rest, RayEdge};
+use opencv::core::{Mat, Point, Rect, Scalar, Size, Vector};
+use opencv::imgproc;
+use opencv::prelude::*;
+use sample::LinearView;
+use serde_json::json;
+
+/// Winks off the mat can lie on the table this far beyond its edge (mm) and still be looked for.
+const TABLE_MARGIN_MM: f64 = 90.0;
+/// A small wink should span at least this many pixels in the reduced label image.
+const LABEL_SMALL_WINK_PX: f64 = 8.0;
+/// Regions smaller than this share of a small wink's area are noise.
+const MIN_REGION_SHARE: f64 = 0.25;
+/// Regions larger than this many large winks are not winks (a sleeve, a coloured pot).
+const MAX_REGION_LARGE_WINKS: f64 = 7.0;
+/// Rays per wink.
+const RAYS: usize = 72;
+/// Least share of rays that must find the rim for a hypothesis to be a wink.
+const MIN_RIM_SHARE: f64 = 0.25;
+/// Winks with at least this share of their rim seen have their radius fitted; others take the
+/// nominal radius of the size that fits them better.
+const WELL_SEEN_RIM_SHARE: f64 = 0.75;
+/// Largest RMS of a wink's fit, in pixels.
+const MAX_FIT_RMS_PX: f64 = 0.9;
+/// The pot's rim (etwa-2012 2.4): inner radius at the top, mm, and its height.
+const POT_OPENING: (f64, f64) = (22.8, 38.0);
+/// The pot's base radius, mm.
+const POT_BASE_MM: f64 = 19.0;
+/// The pot's floor above the mat, mm (winks inside lie on it).
+const POT_FLOOR_MM: f64 = 3.0;
+/// Height of a wink's underside when it lies on the table beside the mat (the mat's thickness is
+/// not known; a typical mat is 2–4 mm thick).
+const TABLE_BASE_MM: f64 = -3.0;
+
+/// One wink as detected.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Found {
+    /// Its id in the position document.
+    pub id: String,
+    /// Colour.
+    pub colour: Colour,
+    /// Size class.
+    pub size: WinkSize,
+    /// Radius of the footprint used for margins: the size's nominal radius, mm (`None` for winks
+    /// in the pot).
+    pub radius_mm: Option<f64>,
+    /// Radius as measured, when most of the rim was seen, mm.
+    pub measured_radius_mm: Option<f64>,
+    /// Footprint centre, mat mm (`None` for winks in the pot).
+    pub centre_mm: Option<MatPoint>,
+    /// Centre of the visible top face in the frame.
+    pub centre_px: PixelPoint,
+    /// Radius of the outline in the frame, pixels (approximate).
+    pub radius_px: f64,
+    /// How it rests.
+    pub rest: Rest,
+    /// Level in its pile (0 on the mat).
+    pub level: u32,
+    /// State.
+    pub state: WinkState,
+    /// Confidence 0–1.
+    pub confidence: f64,
+    /// Fit RMS, mm.
+    pub rms_mm: f64,
+    /// Share of the rays that found the rim.
+    pub rim_share: f64,
+    /// The edge points (frame pixels) and what lies beyond each.
+    pub edges: Vec<RayEdge>,
+    /// Which edge points the fit kept.
+    pub inlier: Vec<bool>,
+}
+
+/// One squop as detected.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FoundSquop {
+    /// Index of the upper wink in [`Detections::found`].
+    pub upper: usize,
+    /// Index of the lower wink.
+    pub lower: usize,
+    /// Overlap depth of the footprints, mm.
+    pub margin_mm: f64,
+    /// Confidence 0–1 that the upper is the upper.
+    pub confidence: f64,
+    /// What decided it.
+    pub evidence: &'static str,
+}
 
 /// What detection found in a frame.
 #[derive(Debug, Clone, Default)]
 pub struct Detections {
     /// The winks seen.
-    pub found: Vec<Wink>,
+    pub found: Vec<Found>,
     /// The squops seen.
-    pub squops: Vec<Squop>,
+    pub squops: Vec<FoundSquop>,
+    /// The frame's colour model.
+    pub model: Option<ColourModel>,
+    /// Pixels per mm at the mat's centre.
+    pub px_per_mm: f64,
 }
 
 impl Detections {
     /// The winks, as the position document lists them.
     pub fn winks(&self) -> Vec<Wink> {
-        self.found.clone()
+        self.found
+            .iter()
+            .map(|f| {
+                let mut extra = serde_json::Map::new();
+                extra.insert("fit_rms_mm".into(), json!(round3(f.rms_mm)));
+                extra.insert("rim_seen".into(), json!(round3(f.rim_share)));
+                if let Some(r) = f.measured_radius_mm {
+                    extra.insert("measured_diameter_mm".into(), json!(round3(2.0 * r)));
+                }
+                Wink {
+                    id: f.id.clone(),
+                    colour: f.colour,
+                    size: f.size,
+                    diameter_mm: f.radius_mm.map(|r| round3(2.0 * r)),
+                    centre_px: Some(PixelPoint::new(round3(f.centre_px.x), round3(f.centre_px.y))),
+                    centre_mm: f.centre_mm.map(|c| MatPoint::new(round3(c.x), round3(c.y))),
+                    level: Some(f.level),
+                    state: f.state,
+                    confidence: Some(round3(f.confidence)),
+                    left_mm: None,
+                    extra,
+                }
+            })
+            .collect()
     }
+
     /// The squops, as the position document lists them.
     pub fn squops(&self) -> Vec<Squop> {
-        self.squops.clone()
+        self.squops
+            .iter()
+            .map(|s| {
+                let mut extra = serde_json::Map::new();
+                extra.insert("evidence".into(), json!(s.evidence));
+                Squop { upper: self.found[s.upper].id.clone(), lower: self.found[s.lower].id.clone(), margin_mm: Some(round3(s.margin_mm)), confidence: Some(round3(s.confidence)), extra }
+            })
+            .collect()
     }
+}
+
+fn round3(v: f64) -> f64 {
+    (v * 1000.0).round() / 1000.0
 }
 
 /// Why detection failed.
@@ -32,9 +173,630 @@ pub enum DetectError {
     /// OpenCV failed.
     #[error("image processing failed: {0}")]
     OpenCv(#[from] opencv::Error),
+    /// The calibration puts the mat outside the frame.
+    #[error("the calibration puts the mat outside this frame (is it for another camera or frame size?)")]
+    MatOutside,
+}
+
+/// The reduced label image over the mat's region.
+struct Labels {
+    /// Offset of the region in the frame.
+    x0: i32,
+    y0: i32,
+    /// Reduction factor.
+    scale: i32,
+    /// One mask per colour (255 = that colour), in `Colour::ALL` order.
+    masks: [Mat; 4],
+}
+
+impl Labels {
+    /// Frame coordinates of the centre of label pixel (i, j).
+    fn to_frame(&self, i: f64, j: f64) -> PixelPoint {
+        let s = self.scale as f64;
+        PixelPoint::new(self.x0 as f64 + i * s + (s - 1.0) / 2.0, self.y0 as f64 + j * s + (s - 1.0) / 2.0)
+    }
+    /// Label coordinates of a frame point.
+    fn from_frame(&self, p: PixelPoint) -> (f64, f64) {
+        let s = self.scale as f64;
+        ((p.x - self.x0 as f64 - (s - 1.0) / 2.0) / s, (p.y - self.y0 as f64 - (s - 1.0) / 2.0) / s)
+    }
+}
+
+/// Pixels per mm of the frame at mat point `p`, on the mat's surface.
+pub fn px_per_mm(cal: &Calibration, p: MatPoint) -> f64 {
+    let d = 5.0;
+    match (cal.mat_to_image(p + MatPoint::new(-d, 0.0)), cal.mat_to_image(p + MatPoint::new(d, 0.0)), cal.mat_to_image(p + MatPoint::new(0.0, -d)), cal.mat_to_image(p + MatPoint::new(0.0, d))) {
+        (Some(a), Some(b), Some(c), Some(e)) => (a.distance(b) * c.distance(e)).sqrt() / (2.0 * d),
+        _ => 1.0,
+    }
+}
+
+/// The convex hull (frame pixels) of the pot's body: its base circle on the mat and its rim.
+fn pot_outline(cal: &Calibration, radius_base: f64, (r_top, h_top): (f64, f64)) -> Vec<PixelPoint> {
+    let mut pts = Vec::new();
+    for k in 0..48 {
+        let a = k as f64 / 48.0 * std::f64::consts::TAU;
+        let u = MatPoint::new(a.cos(), a.sin());
+        if radius_base > 0.0 {
+            pts.extend(cal.mat_to_image_at(u * radius_base, 0.0));
+        }
+        pts.extend(cal.mat_to_image_at(u * r_top, h_top));
+    }
+    convex_hull(pts)
+}
+
+fn convex_hull(mut p: Vec<PixelPoint>) -> Vec<PixelPoint> {
+    p.sort_by(|a, b| a.x.total_cmp(&b.x).then(a.y.total_cmp(&b.y)));
+    if p.len() < 3 {
+        return p;
+    }
+    let cross = |o: PixelPoint, a: PixelPoint, b: PixelPoint| (a.x - o.x) * (b.y - o.y) - (a.y - o.y) * (b.x - o.x);
+    let mut h: Vec<PixelPoint> = Vec::new();
+    for pass in 0..2 {
+        let start = h.len();
+        let iter: Box<dyn Iterator<Item = &PixelPoint>> = if pass == 0 { Box::new(p.iter()) } else { Box::new(p.iter().rev()) };
+        for &q in iter {
+            while h.len() >= start + 2 && cross(h[h.len() - 2], h[h.len() - 1], q) <= 0.0 {
+                h.pop();
+            }
+            h.push(q);
+        }
+        h.pop();
+    }
+    h
+}
+
+/// Whether `q` lies inside the convex polygon `poly` (either winding).
+pub fn inside_convex(poly: &[PixelPoint], q: PixelPoint) -> bool {
+    if poly.len() < 3 {
+        return false;
+    }
+    let mut sign = 0.0;
+    for i in 0..poly.len() {
+        let (a, b) = (poly[i], poly[(i + 1) % poly.len()]);
+        let c = (b.x - a.x) * (q.y - a.y) - (b.y - a.y) * (q.x - a.x);
+        if c != 0.0 {
+            if sign == 0.0 {
+                sign = c.signum();
+            } else if c.signum() != sign {
+                return false;
+            }
+        }
+    }
+    true
 }
 
 /// Detects the winks in a calibrated BGR frame.
-pub fn detect(_bgr: &Mat, _cal: &Calibration, _ruleset: Ruleset) -> Result<Detections, DetectError> {
-    Ok(Detections::default())
+pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detections, DetectError> {
+    let spec = ruleset.spec();
+    let nominal = spec.winks;
+    let view = LinearView::new(bgr)?;
+    let (w, h) = (bgr.cols(), bgr.rows());
+
+    // The mat's region with a margin for winks off on the table.
+    let (hl, hw) = (spec.mat.length_mm / 2.0 + TABLE_MARGIN_MM, spec.mat.width_mm / 2.0 + TABLE_MARGIN_MM);
+    let mut xs = Vec::new();
+    for k in 0..=16 {
+        let t = k as f64 / 16.0;
+        for p in [MatPoint::new(-hl + 2.0 * hl * t, hw), MatPoint::new(-hl + 2.0 * hl * t, -hw), MatPoint::new(hl, -hw + 2.0 * hw * t), MatPoint::new(-hl, -hw + 2.0 * hw * t)] {
+            xs.extend(cal.mat_to_image(p));
+        }
+    }
+    let (minx, maxx) = xs.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| (a.min(p.x), b.max(p.x)));
+    let (miny, maxy) = xs.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| (a.min(p.y), b.max(p.y)));
+    let (x0, y0) = ((minx.floor() as i32).clamp(0, w), (miny.floor() as i32).clamp(0, h));
+    let (x1, y1) = ((maxx.ceil() as i32).clamp(0, w), (maxy.ceil() as i32).clamp(0, h));
+    if x1 - x0 < 16 || y1 - y0 < 16 {
+        return Err(DetectError::MatOutside);
+    }
+    let ppm_centre = px_per_mm(cal, MatPoint::new(0.0, 0.0));
+    let ppm_min = spec.mat.corners().iter().map(|&c| px_per_mm(cal, c * 0.95)).fold(ppm_centre, f64::min);
+    let scale = ((ppm_min * nominal.small_mm / LABEL_SMALL_WINK_PX).floor() as i32).clamp(1, 4);
+
+    // Reduced Lab copy of the region.
+    let roi = Mat::roi(bgr, Rect::new(x0, y0, x1 - x0, y1 - y0))?;
+    let mut small = Mat::default();
+    if scale > 1 {
+        imgproc::resize(&roi, &mut small, Size::new((x1 - x0) / scale, (y1 - y0) / scale), 0.0, 0.0, imgproc::INTER_AREA)?;
+    } else {
+        small = roi.try_clone()?;
+    }
+    let mut lab = Mat::default();
+    imgproc::cvt_color(&small, &mut lab, imgproc::COLOR_BGR2Lab, 0)?;
+    let (lw, lh) = (lab.cols(), lab.rows());
+    let lab_bytes = lab.data_bytes()?;
+    let lab_step = lab.step1(0)? * lab.elem_size1();
+    let lab_px = |i: i32, j: i32| -> Lab {
+        let k = j as usize * lab_step + i as usize * 3;
+        Lab::from_cv8([lab_bytes[k], lab_bytes[k + 1], lab_bytes[k + 2]])
+    };
+    let labels_geom = Labels { x0, y0, scale, masks: [Mat::default(), Mat::default(), Mat::default(), Mat::default()] };
+
+    // Where each label pixel lies: on the mat, beyond it, in the pot's body.
+    let pot_body = pot_outline(cal, POT_BASE_MM + 1.0, (POT_OPENING.0 + 2.5, POT_OPENING.1));
+    let pot_opening = pot_outline(cal, 0.0, (POT_OPENING.0 - 0.5, POT_OPENING.1));
+
+    // Felt and table colours: medians of samples on the mat and in a band beyond its edge.
+    let sample_lab = |m: MatPoint| -> Option<Lab> {
+        let p = cal.mat_to_image(m)?;
+        let (i, j) = labels_geom.from_frame(p);
+        let (i, j) = (i.round() as i32, j.round() as i32);
+        (i >= 0 && j >= 0 && i < lw && j < lh).then(|| lab_px(i, j))
+    };
+    let mut felt_s = Vec::new();
+    let mut table_s = Vec::new();
+    for a in 0..24 {
+        for b in 0..12 {
+            let m = MatPoint::new((a as f64 + 0.5) / 24.0 * spec.mat.length_mm * 0.9 - spec.mat.length_mm * 0.45, (b as f64 + 0.5) / 12.0 * spec.mat.width_mm * 0.9 - spec.mat.width_mm * 0.45);
+            if m.norm() > 60.0 {
+                felt_s.extend(sample_lab(m));
+            }
+        }
+    }
+    for k in 0..96 {
+        let t = (k as f64 + 0.5) / 96.0;
+        let (hx, hy) = (spec.mat.length_mm / 2.0 + 40.0, spec.mat.width_mm / 2.0 + 40.0);
+        let per = 2.0 * (hx + hy);
+        let s = t * 2.0 * per;
+        let m = if s < 2.0 * hx { MatPoint::new(-hx + s, hy) } else if s < 2.0 * hx + 2.0 * hy { MatPoint::new(hx, hy - (s - 2.0 * hx)) } else if s < 4.0 * hx + 2.0 * hy { MatPoint::new(hx - (s - 2.0 * hx - 2.0 * hy), -hy) } else { MatPoint::new(-hx, -hy + (s - 4.0 * hx - 2.0 * hy)) };
+        table_s.extend(sample_lab(m));
+    }
+    let median_lab = |v: &mut Vec<Lab>| -> Option<Lab> {
+        if v.len() < 5 {
+            return None;
+        }
+        let mid = v.len() / 2;
+        let pick = |f: fn(&Lab) -> f64| {
+            let mut x: Vec<f64> = v.iter().map(f).collect();
+            x.sort_by(|a, b| a.total_cmp(b));
+            x[mid]
+        };
+        Some(Lab { l: pick(|c| c.l), a: pick(|c| c.a), b: pick(|c| c.b) })
+    };
+    let felt = median_lab(&mut felt_s).unwrap_or(Lab { l: cal.felt_lab[0] * 100.0 / 255.0, a: cal.felt_lab[1] - 128.0, b: cal.felt_lab[2] - 128.0 });
+    let table = median_lab(&mut table_s);
+    let mut model = ColourModel::new(felt, table);
+    let every = (lw as usize * lh as usize / 60_000).max(1);
+    let sampled: Vec<Lab> = (0..lh).flat_map(|j| (0..lw).map(move |i| (i, j))).step_by(every).map(|(i, j)| lab_px(i, j)).collect();
+    model.learn(sampled.iter().copied());
+    if std::env::var_os("WINKEYE_DEBUG").is_some() {
+        eprintln!("colour model {model:?} scale {scale}");
+    }
+
+    // The pot's colour, when it could pass for a wink's: winks of that colour in the pot are not counted.
+    let pot_colour = {
+        let mut rim = Vec::new();
+        for k in 0..48 {
+            let a = k as f64 / 48.0 * std::f64::consts::TAU;
+            if let Some(p) = cal.mat_to_image_at(MatPoint::new(a.cos(), a.sin()) * 23.4, POT_OPENING.1) {
+                let (i, j) = labels_geom.from_frame(p);
+                let (i, j) = (i.round() as i32, j.round() as i32);
+                if i >= 0 && j >= 0 && i < lw && j < lh {
+                    rim.push(lab_px(i, j));
+                }
+            }
+        }
+        median_lab(&mut rim).and_then(|c| model.classify(c))
+    };
+
+    // Label masks.
+    let mut masks: [Mat; 4] = [(); 4].map(|_| Mat::zeros(lh, lw, opencv::core::CV_8UC1).and_then(|m| m.to_mat()).unwrap_or_default());
+    let mut potted_masks: [Mat; 4] = [(); 4].map(|_| Mat::zeros(lh, lw, opencv::core::CV_8UC1).and_then(|m| m.to_mat()).unwrap_or_default());
+    let pot_bbox = bbox_label(&labels_geom, &pot_body);
+    if let Some(v) = std::env::var_os("WINKEYE_PROBE") { let v = v.to_string_lossy().to_string(); let (a, b) = v.split_once(",").unwrap_or(("0","0")); let (fx, fy): (f64, f64) = (a.parse().unwrap_or(0.0), b.parse().unwrap_or(0.0)); let (i, j) = labels_geom.from_frame(PixelPoint::new(fx, fy)); let c = lab_px(i.round() as i32, j.round() as i32); eprintln!("probe {c:?} cand {} class {:?}", model.is_candidate(c), model.classify(c)); }
+    if std::env::var_os("WINKEYE_DEBUG").is_some() {
+        eprintln!("pot box {pot_bbox:?} roi ({x0},{y0}) body {:?}", pot_body.first());
+    }
+    for j in 0..lh {
+        for i in 0..lw {
+            let Some(colour) = model.classify(lab_px(i, j)) else { continue };
+            let k = colour_index(colour);
+            let in_pot_box = pot_bbox.is_some_and(|(a, b, c, d)| i >= a && i <= c && j >= b && j <= d);
+            if in_pot_box {
+                let p = labels_geom.to_frame(i as f64, j as f64);
+                if inside_convex(&pot_opening, p) {
+                    if pot_colour != Some(colour) {
+                        *potted_masks[k].at_2d_mut::<u8>(j, i)? = 255;
+                    }
+                    continue;
+                }
+                if inside_convex(&pot_body, p) {
+                    continue;
+                }
+            }
+            *masks[k].at_2d_mut::<u8>(j, i)? = 255;
+        }
+    }
+    let labels = Labels { masks, ..labels_geom };
+
+    // Circle hypotheses from each colour's regions, measured at full resolution.
+    let mut found: Vec<Found> = Vec::new();
+    for (k, colour) in Colour::ALL.iter().copied().enumerate() {
+        let mut contours: Vector<Vector<Point>> = Vector::new();
+        imgproc::find_contours(&labels.masks[k], &mut contours, imgproc::RETR_EXTERNAL, imgproc::CHAIN_APPROX_SIMPLE, Point::new(0, 0))?;
+        for ci in 0..contours.len() {
+            let contour = contours.get(ci)?;
+            let bb = imgproc::bounding_rect(&contour)?;
+            let centre_guess = labels.to_frame(bb.x as f64 + bb.width as f64 / 2.0, bb.y as f64 + bb.height as f64 / 2.0);
+            let at_mm = cal.image_to_mat(centre_guess).unwrap_or(MatPoint::new(0.0, 0.0));
+            let ppm = px_per_mm(cal, at_mm);
+            let s = scale as f64;
+            let small_area = std::f64::consts::PI * (nominal.small_mm / 2.0 * ppm / s).powi(2);
+            let large_area = std::f64::consts::PI * (nominal.large_mm / 2.0 * ppm / s).powi(2);
+            let area = imgproc::contour_area(&contour, false)?;
+            if std::env::var_os("WINKEYE_DEBUG").is_some() {
+                eprintln!("region {colour} bbox {:?} area {area:.0} (small {small_area:.0}) scale {scale}", bb);
+            }
+            if area < MIN_REGION_SHARE * small_area || area > MAX_REGION_LARGE_WINKS * large_area {
+                continue;
+            }
+            for hyp in hypotheses(&contour, bb, small_area, (nominal.small_mm / 2.0 * ppm / s, nominal.large_mm / 2.0 * ppm / s))? {
+                let c_px = labels.to_frame(hyp.0, hyp.1);
+                let m = measure(&view, cal, &model, colour, c_px, hyp.2 * s, &nominal, &Hint::default());
+                if std::env::var_os("WINKEYE_DEBUG").is_some() {
+                    eprintln!("hyp {colour} at ({:.1}, {:.1}) r {:.1}px area {area:.0}: {:?}", c_px.x, c_px.y, hyp.2 * s, m.as_ref().map(|f| (f.size, f.radius_mm, f.rms_mm, f.rim_share)));
+                }
+                if let Some(f) = m {
+                    found.push(f);
+                }
+            }
+        }
+    }
+    dedupe(&mut found);
+    trim_to_set(&mut found);
+
+    // Stacking: overlaps, who is on top, levels; uppers refitted as leaning winks.
+    let squops = crate::stack::stack(&view, cal, &model, &nominal, &mut found);
+    // Refits may have changed a size: the set's limits again, squops following their winks.
+    let keep = within_set(&found);
+    let new_index: Vec<Option<usize>> = keep.iter().scan(0usize, |n, &k| Some(k.then(|| { *n += 1; *n - 1 }))).collect();
+    let squops: Vec<FoundSquop> = squops
+        .into_iter()
+        .filter_map(|s| Some(FoundSquop { upper: new_index[s.upper]?, lower: new_index[s.lower]?, ..s }))
+        .collect();
+    let mut k = keep.iter();
+    found.retain(|_| *k.next().unwrap_or(&true));
+
+    // States.
+    let field = if spec.baselines_bound_field { spec.mat.field_of_play() } else { spec.mat.outline() };
+    let outline = spec.mat.outline();
+    let baselines = spec.mat.baselines();
+    for f in found.iter_mut() {
+        let (Some(c), Some(r)) = (f.centre_mm, f.radius_mm) else { continue };
+        let home = crate::geometry::Corner::ALL[colour_home(f.colour)];
+        f.state = if baselines.iter().any(|b| b.corner == home && b.holds_disc(c, r)) && f.level == 0 && outline.contains_disc(c, r) {
+            WinkState::Unplayed
+        } else if !field.contains_disc(c, r) {
+            WinkState::Off
+        } else {
+            WinkState::InPlay
+        };
+    }
+
+    // Winks seen in the pot.
+    for (k, colour) in Colour::ALL.iter().copied().enumerate() {
+        let mut contours: Vector<Vector<Point>> = Vector::new();
+        imgproc::find_contours(&potted_masks[k], &mut contours, imgproc::RETR_EXTERNAL, imgproc::CHAIN_APPROX_SIMPLE, Point::new(0, 0))?;
+        let ppm = px_per_mm(cal, MatPoint::new(0.0, 0.0)) * pot_floor_magnification(cal);
+        let s = scale as f64;
+        let small_area = std::f64::consts::PI * (nominal.small_mm / 2.0 * ppm / s).powi(2);
+        let large_area = std::f64::consts::PI * (nominal.large_mm / 2.0 * ppm / s).powi(2);
+        for ci in 0..contours.len() {
+            let contour = contours.get(ci)?;
+            let area = imgproc::contour_area(&contour, false)?;
+            if area < MIN_REGION_SHARE * small_area {
+                continue;
+            }
+            let m = imgproc::moments(&contour, false)?;
+            let c = if m.m00 > 0.0 { labels.to_frame(m.m10 / m.m00, m.m01 / m.m00) } else { continue };
+            let n = ((area / large_area).round() as usize).clamp(1, 6);
+            for _ in 0..n {
+                let guess = if area >= (small_area + large_area) / 2.0 || n > 1 { WinkSize::Large } else { WinkSize::Small };
+                let have = |s: WinkSize| found.iter().filter(|f| f.colour == colour && f.size == s).count();
+                let Some(size) = [guess, if guess == WinkSize::Large { WinkSize::Small } else { WinkSize::Large }].into_iter().find(|&s| have(s) < s.per_colour()) else { break };
+                found.push(Found {
+                    id: String::new(),
+                    colour,
+                    size,
+                    radius_mm: None,
+                    measured_radius_mm: None,
+                    centre_mm: None,
+                    centre_px: c,
+                    radius_px: (area / std::f64::consts::PI).sqrt() * s,
+                    rest: Rest::Flat { base_mm: POT_FLOOR_MM },
+                    level: 0,
+                    state: WinkState::Potted,
+                    confidence: 0.6,
+                    rms_mm: 0.0,
+                    rim_share: 0.0,
+                    edges: Vec::new(),
+                    inlier: Vec::new(),
+                });
+            }
+        }
+    }
+    // Ids in a stable order: colour, size, then along the mat.
+    let mut order: Vec<usize> = (0..found.len()).collect();
+    order.sort_by(|&a, &b| {
+        let (fa, fb) = (&found[a], &found[b]);
+        colour_index(fa.colour).cmp(&colour_index(fb.colour)).then((fa.size == WinkSize::Small).cmp(&(fb.size == WinkSize::Small))).then(fa.centre_px.x.total_cmp(&fb.centre_px.x))
+    });
+    for (n, &i) in order.iter().enumerate() {
+        found[i].id = format!("w{}", n + 1);
+    }
+    Ok(Detections { found, squops, model: Some(model), px_per_mm: ppm_centre })
+}
+
+/// No more of a colour and size than a set holds: the least confident go.
+fn trim_to_set(found: &mut Vec<Found>) {
+    let keep = within_set(found);
+    let mut k = keep.iter();
+    found.retain(|_| *k.next().unwrap_or(&true));
+}
+
+/// Which winks to keep so that no colour has more of a size than a set holds (the most confident).
+fn within_set(found: &[Found]) -> Vec<bool> {
+    let mut keep = vec![true; found.len()];
+    for colour in Colour::ALL {
+        for size in [WinkSize::Large, WinkSize::Small] {
+            let mut idx: Vec<usize> = (0..found.len()).filter(|&i| found[i].colour == colour && found[i].size == size).collect();
+            idx.sort_by(|&a, &b| found[b].confidence.total_cmp(&found[a].confidence));
+            for &d in idx.iter().skip(size.per_colour()) {
+                keep[d] = false;
+            }
+        }
+    }
+    keep
+}
+
+/// How much larger things on the pot's floor look than on the mat (they are nearer the camera).
+fn pot_floor_magnification(cal: &Calibration) -> f64 {
+    cal.camera.as_ref().map_or(1.0, |c| c.height_mm() / (c.height_mm() - POT_FLOOR_MM))
+}
+
+fn bbox_label(l: &Labels, poly: &[PixelPoint]) -> Option<(i32, i32, i32, i32)> {
+    if poly.is_empty() {
+        return None;
+    }
+    let pts: Vec<(f64, f64)> = poly.iter().map(|&p| l.from_frame(p)).collect();
+    let (a, c) = pts.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, c), p| (a.min(p.0), c.max(p.0)));
+    let (b, d) = pts.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(b, d), p| (b.min(p.1), d.max(p.1)));
+    Some((a.floor() as i32 - 1, b.floor() as i32 - 1, c.ceil() as i32 + 1, d.ceil() as i32 + 1))
+}
+
+/// Index of a colour in `Colour::ALL`.
+pub fn colour_index(c: Colour) -> usize {
+    Colour::ALL.iter().position(|&x| x == c).unwrap_or(0)
+}
+
+/// Index in `Corner::ALL` of a colour's home corner: blue (−X,+Y), then clockwise seen from above.
+fn colour_home(c: Colour) -> usize {
+    match c {
+        Colour::Blue => 0,
+        Colour::Green => 1,
+        Colour::Red => 2,
+        Colour::Yellow => 3,
+    }
+}
+
+/// Circle hypotheses (label x, label y, radius in label px) in one filled region: repeatedly the
+/// distance transform's highest point not yet covered by an earlier circle.
+fn hypotheses(contour: &Vector<Point>, bb: Rect, small_area: f64, (r_small, r_large): (f64, f64)) -> opencv::Result<Vec<(f64, f64, f64)>> {
+    let pad = 2;
+    let mut filled = Mat::zeros(bb.height + 2 * pad, bb.width + 2 * pad, opencv::core::CV_8UC1)?.to_mat()?;
+    let mut cs: Vector<Vector<Point>> = Vector::new();
+    cs.push(contour.clone());
+    imgproc::draw_contours(&mut filled, &cs, 0, Scalar::all(255.0), imgproc::FILLED, imgproc::LINE_8, &opencv::core::no_array(), i32::MAX, Point::new(pad - bb.x, pad - bb.y))?;
+    let mut dt = Mat::default();
+    imgproc::distance_transform(&filled, &mut dt, imgproc::DIST_L2, imgproc::DIST_MASK_5, opencv::core::CV_32F)?;
+    let (rows, cols) = (dt.rows(), dt.cols());
+    let mut covered = vec![false; (rows * cols) as usize];
+    let mut out = Vec::new();
+    for _ in 0..8 {
+        let mut best: Option<(i32, i32, f32)> = None;
+        let mut uncovered = 0usize;
+        for j in 0..rows {
+            for i in 0..cols {
+                let v = *dt.at_2d::<f32>(j, i)?;
+                if v <= 0.0 || covered[(j * cols + i) as usize] {
+                    continue;
+                }
+                uncovered += 1;
+                if best.is_none_or(|b| v > b.2) {
+                    best = Some((i, j, v));
+                }
+            }
+        }
+        let Some((bi, bj, v)) = best else { break };
+        if (uncovered as f64) < MIN_REGION_SHARE * small_area || (v as f64) < 0.35 * r_small {
+            break;
+        }
+        let r = if v as f64 + 0.5 >= 0.5 * (r_small + r_large) { r_large } else { r_small };
+        // Sub-pixel peak: the centroid of the near-maximal distance values round it.
+        let (mut sx, mut sy, mut sw) = (0.0, 0.0, 0.0);
+        for j in (bj - 2).max(0)..(bj + 3).min(rows) {
+            for i in (bi - 2).max(0)..(bi + 3).min(cols) {
+                let d = *dt.at_2d::<f32>(j, i)? as f64;
+                if d >= v as f64 - 1.0 {
+                    let wgt = d - (v as f64 - 1.0);
+                    sx += wgt * i as f64;
+                    sy += wgt * j as f64;
+                    sw += wgt;
+                }
+            }
+        }
+        let (cx, cy) = if sw > 0.0 { (sx / sw, sy / sw) } else { (bi as f64, bj as f64) };
+        let cover = r.max(v as f64 + 0.5);
+        for j in 0..rows {
+            for i in 0..cols {
+                if ((i as f64 - cx).powi(2) + (j as f64 - cy).powi(2)).sqrt() <= cover {
+                    covered[(j * cols + i) as usize] = true;
+                }
+            }
+        }
+        out.push((cx + (bb.x - pad) as f64, cy + (bb.y - pad) as f64, r));
+    }
+    Ok(out)
+}
+
+/// What is already known about a wink when it is measured again.
+#[derive(Debug, Clone, Default)]
+pub struct Hint {
+    /// How it rests (default: flat on the mat, or on the table beyond the mat).
+    pub rest: Option<Rest>,
+    /// Its size, when settled.
+    pub size: Option<WinkSize>,
+    /// Other winks' outlines in the frame (centre, radius px): edge points inside them belong to
+    /// the boundary with that wink, not to this wink's rim.
+    pub others: Vec<(PixelPoint, f64)>,
+}
+
+/// Measures one wink hypothesis at full resolution: rays, fit, size.
+///
+/// The size is the fitted radius's nearest when most of the rim is seen, else the nominal radius
+/// whose circle explains the seen rim better while holding the covered edges inside. The
+/// footprint's centre is then fitted with the size's nominal radius: the diameters are known
+/// (rule 2.1.1) far better than a partly seen rim measures them.
+#[allow(clippy::too_many_arguments)]
+pub fn measure(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, colour: Colour, c_px: PixelPoint, r_px: f64, nominal: &NominalDiameters, hint: &Hint) -> Option<Found> {
+    let mut c_px = c_px;
+    let mut r_px = r_px;
+    let mut edges = Vec::new();
+    let covered_by_other = |p: PixelPoint| hint.others.iter().any(|&(c, r)| p.distance(c) < r + 0.7);
+    // Two rounds: the second from a circle through the first's rim, so the rays cross it squarely.
+    for round in 0..2 {
+        edges = fit::ray_edges(view, model, colour, c_px, r_px, RAYS);
+        for e in edges.iter_mut() {
+            if e.beyond == Beyond::Background && covered_by_other(e.px) {
+                e.beyond = Beyond::Covered;
+            }
+        }
+        let bg: Vec<PixelPoint> = edges.iter().filter(|e| e.beyond == Beyond::Background).map(|e| e.px).collect();
+        if bg.len() < 5 || round == 1 {
+            break;
+        }
+        if let Some((c, r)) = kasa(&bg) {
+            if (r - r_px).abs() < 0.4 * r_px && c.distance(c_px) < 0.6 * r_px {
+                c_px = c;
+                r_px = r;
+            }
+        }
+    }
+    let bg_idx: Vec<usize> = (0..edges.len()).filter(|&i| edges[i].beyond == Beyond::Background).collect();
+    let rim_share = bg_idx.len() as f64 / RAYS as f64;
+    if rim_share < MIN_RIM_SHARE {
+        return None;
+    }
+    let pts: Vec<PixelPoint> = bg_idx.iter().map(|&i| edges[i].px).collect();
+    let start = cal.image_to_mat(c_px)?;
+    let ppm = px_per_mm(cal, start);
+    let rest = hint.rest.unwrap_or(if cal.mat.outline().contains_disc(start, 0.0) { Rest::Flat { base_mm: 0.0 } } else { Rest::Flat { base_mm: TABLE_BASE_MM } });
+    let r0 = r_px / ppm;
+    let free_fit: CircleFit = fit::fit_footprint(cal, &pts, start, r0, rim_share >= 0.5, rest, 1.0 / ppm)?;
+    let (r_small, r_large) = (nominal.small_mm / 2.0, nominal.large_mm / 2.0);
+    // Radii well off both sizes are not winks (a squidger's rim, a hand's edge).
+    if free_fit.radius < 0.75 * r_small || free_fit.radius > 1.25 * r_large || free_fit.rms_mm * ppm > MAX_FIT_RMS_PX {
+        return None;
+    }
+    let cut = 2.0 / ppm;
+    let covered: Vec<MatPoint> = edges.iter().filter(|e| e.beyond != Beyond::Background).filter_map(|e| cal.image_to_mat(e.px)).collect();
+    let judge = |r: f64| -> Option<(f64, CircleFit)> {
+        let f = fit::fit_footprint(cal, &pts, free_fit.centre, r, false, rest, 1.0 / ppm)?;
+        let outside: f64 = covered.iter().map(|p| (p.distance(f.centre) - f.radius - 0.5 / ppm).max(0.0).min(cut).powi(2)).sum();
+        Some((f.cost + outside, f))
+    };
+    let size = match hint.size {
+        Some(s) => s,
+        None if rim_share >= WELL_SEEN_RIM_SHARE => {
+            if free_fit.radius >= 0.5 * (r_small + r_large) { WinkSize::Large } else { WinkSize::Small }
+        }
+        None => match (judge(r_small), judge(r_large)) {
+            (Some((cs, _)), Some((cl, _))) => if cl < cs { WinkSize::Large } else { WinkSize::Small },
+            (Some(_), None) => WinkSize::Small,
+            (None, Some(_)) => WinkSize::Large,
+            (None, None) => return None,
+        },
+    };
+    let nominal_r = if size == WinkSize::Large { r_large } else { r_small };
+    if std::env::var_os("WINKEYE_DEBUG").is_some() {
+        eprintln!("measure {colour} ({:.1},{:.1}) rim {rim_share:.2} free r {:.2} judge small {:?} large {:?} -> {size:?} others {}", c_px.x, c_px.y, free_fit.radius, judge(r_small).map(|j| j.0), judge(r_large).map(|j| j.0), hint.others.len());
+    }
+    let (_, fit) = judge(nominal_r)?;
+    if std::env::var_os("WINKEYE_DEBUG2").is_some() {
+        if let Some(oc) = cal.mat_to_image_at(fit.centre, rest.rim_mid_height(fit.centre, fit.radius, MatPoint::new(0.0, 0.0))) {
+            let rs: Vec<String> = edges.iter().map(|e| format!("{:.2}{}", e.px.distance(oc), match e.beyond { Beyond::Background => "", _ => "*" })).collect();
+            eprintln!("edges {colour} ({:.1},{:.1}) R {:.2}px: {}", oc.x, oc.y, fit.radius * ppm, rs.join(" "));
+        }
+    }
+    let top = rest.top_height(fit.radius, fit.centre);
+    let centre_px = cal.mat_to_image_at(fit.centre, top)?;
+    let mut inlier = vec![false; edges.len()];
+    for (k, &i) in bg_idx.iter().enumerate() {
+        inlier[i] = fit.inlier[k];
+    }
+    let kept = fit.inlier.iter().filter(|&&b| b).count() as f64 / RAYS as f64;
+    let confidence = (0.5 + 0.5 * (kept / 0.8).min(1.0)) * (1.0 - (fit.rms_mm * ppm / MAX_FIT_RMS_PX).powi(2).min(1.0) * 0.5);
+    Some(Found {
+        id: String::new(),
+        colour,
+        size,
+        radius_mm: Some(fit.radius),
+        measured_radius_mm: (rim_share >= WELL_SEEN_RIM_SHARE).then_some(free_fit.radius),
+        centre_mm: Some(fit.centre),
+        centre_px,
+        radius_px: fit.radius * ppm,
+        rest,
+        level: 0,
+        state: WinkState::InPlay,
+        confidence: confidence.clamp(0.0, 1.0),
+        rms_mm: fit.rms_mm,
+        rim_share,
+        edges,
+        inlier,
+    })
+}
+
+/// Algebraic (Kåsa) circle through points: centre and radius.
+pub fn kasa(p: &[PixelPoint]) -> Option<(PixelPoint, f64)> {
+    if p.len() < 3 {
+        return None;
+    }
+    let n = p.len() as f64;
+    let (mx, my) = (p.iter().map(|q| q.x).sum::<f64>() / n, p.iter().map(|q| q.y).sum::<f64>() / n);
+    let (mut suu, mut svv, mut suv, mut suuu, mut svvv, mut suvv, mut svuu) = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
+    for q in p {
+        let (u, v) = (q.x - mx, q.y - my);
+        suu += u * u;
+        svv += v * v;
+        suv += u * v;
+        suuu += u * u * u;
+        svvv += v * v * v;
+        suvv += u * v * v;
+        svuu += v * u * u;
+    }
+    let m = nalgebra::Matrix2::new(suu, suv, suv, svv);
+    let b = nalgebra::Vector2::new(0.5 * (suuu + suvv), 0.5 * (svvv + svuu));
+    let c = m.try_inverse()? * b;
+    let r = (c.x * c.x + c.y * c.y + (suu + svv) / n).sqrt();
+    Some((PixelPoint::new(c.x + mx, c.y + my), r))
+}
+
+/// Hypotheses that converged on the same wink: keep the better fit.
+fn dedupe(found: &mut Vec<Found>) {
+    let mut keep = vec![true; found.len()];
+    for i in 0..found.len() {
+        for j in 0..found.len() {
+            if i == j || !keep[i] || !keep[j] || found[i].colour != found[j].colour {
+                continue;
+            }
+            let (Some(a), Some(b)) = (found[i].centre_mm, found[j].centre_mm) else { continue };
+            let r = found[i].radius_mm.unwrap_or(8.0).min(found[j].radius_mm.unwrap_or(8.0));
+            if a.distance(b) < 0.5 * r {
+                let worse = if found[i].confidence >= found[j].confidence { j } else { i };
+                keep[worse] = false;
+            }
+        }
+    }
+    let mut k = keep.iter();
+    found.retain(|_| *k.next().unwrap_or(&true));
 }

@@ -2,6 +2,7 @@
 //! the README claims (`winkeye eval`).
 
 pub mod calibration;
+pub mod detection;
 
 use crate::geometry::Camera;
 use crate::report::position::Position;

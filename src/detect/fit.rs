@@ -1,0 +1,278 @@
+//! A wink's outline measured to a fraction of a pixel and its footprint fitted in millimetres.
+//!
+//! Edges are found along rays from a rough centre: on each ray, the colour just inside and just
+//! beyond the expected rim, and the point where the sampled colour (linear light) crosses halfway
+//! between them. Each edge point is then taken down to the mat's plane through the calibration at
+//! the height where the camera's line of sight grazes the wink's rim (parallax), and a circle is
+//! fitted to those footprint points by robust least squares: its centre is the footprint's centre,
+//! its radius the wink's.
+
+use super::colour::{ColourModel, Lab};
+use super::sample::{linear_to_lab, LinearView};
+use crate::calibrate::Calibration;
+use crate::geometry::{MatPoint, PixelPoint};
+use crate::report::position::Colour;
+
+/// A wink's assumed thickness, in mm (domain: ~1.5 mm; measured winks 1.5–1.8 mm).
+pub const THICKNESS_MM: f64 = 1.6;
+/// Radius of the rounded rim's profile, as a share of the thickness.
+const RIM_ROUNDING: f64 = 0.4;
+/// Rec. 709 luminance weights for linear RGB.
+const LUMA: [f32; 3] = [0.2126, 0.7152, 0.0722];
+/// Use the colour change orthogonal to the wink's own colour when it carries at least this
+/// share of the difference.
+const PERP_SHARE: f32 = 0.3;
+/// Use brightness alone when it carries at least this share of the colour difference.
+const LUMA_SHARE: f32 = 0.3;
+/// Step between samples along a ray, in pixels.
+const RAY_STEP_PX: f64 = 0.5;
+/// Least linear-light contrast between a wink and what lies beyond it for an edge to count.
+const MIN_CONTRAST: f32 = 0.012;
+/// Robust (Huber) scale of the circle fit, in pixels of the frame.
+const HUBER_PX: f64 = 0.7;
+/// Edge points further than this from the fitted outline (pixels) are outliers.
+const OUTLIER_PX: f64 = 2.0;
+
+/// What lies just beyond an edge point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Beyond {
+    /// Felt, table, a baseline: not a wink.
+    Background,
+    /// Another wink of this colour.
+    Wink(Colour),
+    /// Inside another wink's outline (whatever its colour).
+    Covered,
+}
+
+/// One edge point on a ray.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RayEdge {
+    /// Where, in the frame.
+    pub px: PixelPoint,
+    /// Unit direction of the ray in the frame.
+    pub dir: PixelPoint,
+    /// What lies beyond.
+    pub beyond: Beyond,
+}
+
+/// Finds edge points along `n` rays from `c0`, expecting the rim about `r0` pixels out.
+pub fn ray_edges(view: &LinearView<'_>, model: &ColourModel, colour: Colour, c0: PixelPoint, r0: f64, n: usize) -> Vec<RayEdge> {
+    let mut out = Vec::with_capacity(n);
+    let (s_in, s_out) = ((0.25 * r0).max(1.0), 1.75 * r0 + 1.5);
+    let steps = ((s_out - s_in) / RAY_STEP_PX) as usize + 1;
+    let mut prof: Vec<[f32; 3]> = Vec::with_capacity(steps);
+    for k in 0..n {
+        let a = k as f64 / n as f64 * std::f64::consts::TAU;
+        let dir = PixelPoint::new(a.cos(), a.sin());
+        prof.clear();
+        for i in 0..steps {
+            let s = s_in + i as f64 * RAY_STEP_PX;
+            let (x, y) = (c0.x + dir.x * s, c0.y + dir.y * s);
+            match (view.linear(x - dir.y * 0.5, y + dir.x * 0.5), view.linear(x, y), view.linear(x + dir.y * 0.5, y - dir.x * 0.5)) {
+                (Some(a), Some(b), Some(c)) => prof.push([0, 1, 2].map(|k| 0.25 * a[k] + 0.5 * b[k] + 0.25 * c[k])),
+                _ => break,
+            }
+        }
+        if prof.len() < steps {
+            continue;
+        }
+        let at = |s: f64| ((s - s_in) / RAY_STEP_PX).round().clamp(0.0, (steps - 1) as f64) as usize;
+        let mean = |a: usize, b: usize| {
+            let mut m = [0f32; 3];
+            for v in &prof[a..=b] {
+                for c in 0..3 {
+                    m[c] += v[c];
+                }
+            }
+            m.map(|x| x / (b - a + 1) as f32)
+        };
+        let inside = mean(0, at(0.55 * r0));
+        let beyond = mean(at(1.35 * r0 + 1.0), steps - 1);
+        let d = [inside[0] - beyond[0], inside[1] - beyond[1], inside[2] - beyond[2]];
+        let d2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+        if d2.sqrt() < MIN_CONTRAST {
+            continue;
+        }
+        // A wink's rounded rim and any shading darken its colour without changing it, so the
+        // silhouette is where the colour changes, not the brightness: project onto the part of
+        // the difference orthogonal to the inside colour (any shade of the inside colour then
+        // reads 1, the background 0, and a blurred mix of the two in between, linearly).
+        let n2 = inside[0] * inside[0] + inside[1] * inside[1] + inside[2] * inside[2];
+        let along = if n2 > 1e-9 { (d[0] * inside[0] + d[1] * inside[1] + d[2] * inside[2]) / n2 } else { 0.0 };
+        let perp = [d[0] - along * inside[0], d[1] - along * inside[1], d[2] - along * inside[2]];
+        let perp_dot_d = perp[0] * d[0] + perp[1] * d[1] + perp[2] * d[2];
+        let u: [f32; 3] = if perp_dot_d.sqrt() >= PERP_SHARE * d2.sqrt() {
+            perp.map(|c| c / perp_dot_d)
+        } else {
+            // Wink and background nearly the same hue: brightness where it carries the
+            // difference, else the whole colour.
+            let luma = |v: &[f32; 3]| LUMA[0] * v[0] + LUMA[1] * v[1] + LUMA[2] * v[2];
+            let dy = luma(&inside) - luma(&beyond);
+            if dy.abs() >= LUMA_SHARE * d2.sqrt() { LUMA.map(|w| w / dy) } else { d.map(|c| c / d2) }
+        };
+        // Share of the way from beyond to inside, for each sample.
+        let f = |v: &[f32; 3]| (v[0] - beyond[0]) * u[0] + (v[1] - beyond[1]) * u[1] + (v[2] - beyond[2]) * u[2];
+        // The halfway crossing (inside → beyond, going out) nearest the expected rim.
+        let mut best: Option<f64> = None;
+        for i in at(0.5 * r0)..steps - 1 {
+            let (f0, f1) = (f(&prof[i]), f(&prof[i + 1]));
+            if f0 >= 0.5 && f1 < 0.5 {
+                let s = s_in + (i as f64 + ((f0 - 0.5) / (f0 - f1)) as f64) * RAY_STEP_PX;
+                if best.is_none_or(|b| (s - r0).abs() < (b - r0).abs()) {
+                    best = Some(s);
+                }
+            }
+        }
+        let Some(s) = best else { continue };
+        if s > 1.45 * r0 + 1.0 {
+            continue;
+        }
+        let beyond_lab = linear_to_lab(beyond);
+        let kind = match model.classify(beyond_lab) {
+            Some(c) if c != colour => Beyond::Wink(c),
+            Some(_) => continue,
+            None => Beyond::Background,
+        };
+        out.push(RayEdge { px: PixelPoint::new(c0.x + dir.x * s, c0.y + dir.y * s), dir, beyond: kind });
+    }
+    out
+}
+
+/// How a wink rests, for the heights of its rim's points.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Rest {
+    /// Flat, its underside `base_mm` above the mat (0 on the mat, negative on a lower table).
+    Flat {
+        /// Height of the underside, in mm.
+        base_mm: f64,
+    },
+    /// Tilted: one edge on the mat, the other on a lower wink whose top lies `support_mm` above the
+    /// mat at the point `towards` (mat mm) where it carries this wink.
+    Leaning {
+        /// Height of the support, in mm.
+        support_mm: f64,
+        /// Where the support is, in mat mm.
+        towards: MatPoint,
+    },
+}
+
+impl Rest {
+    /// Height of the middle of the wink's rim at unit direction `u` (mat frame) from its centre.
+    pub fn rim_mid_height(&self, centre: MatPoint, radius: f64, u: MatPoint) -> f64 {
+        match *self {
+            Rest::Flat { base_mm } => base_mm + THICKNESS_MM / 2.0,
+            Rest::Leaning { support_mm, towards } => {
+                let v = towards - centre;
+                let d = v.norm().max(1e-6);
+                let w = v * (1.0 / d);
+                // Far edge on the mat, the disc rising through the support: slope over the reach.
+                let slope = support_mm / (d + radius).max(1.0);
+                slope * radius * (1.0 + u.dot(w)) + THICKNESS_MM / 2.0
+            }
+        }
+    }
+    /// Height of the top face at the centre.
+    pub fn top_height(&self, radius: f64, centre: MatPoint) -> f64 {
+        match *self {
+            Rest::Flat { base_mm } => base_mm + THICKNESS_MM,
+            Rest::Leaning { .. } => self.rim_mid_height(centre, radius, MatPoint::new(0.0, 0.0)) + THICKNESS_MM / 2.0,
+        }
+    }
+}
+
+/// A fitted footprint.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CircleFit {
+    /// Footprint centre, mat mm.
+    pub centre: MatPoint,
+    /// Radius, mm.
+    pub radius: f64,
+    /// RMS residual of the inliers, mm.
+    pub rms_mm: f64,
+    /// Which edge points were kept.
+    pub inlier: Vec<bool>,
+    /// Robust cost: the sum over edge points of the squared residual, capped at the outlier
+    /// distance (mm²).
+    pub cost: f64,
+}
+
+/// Where the camera's line of sight grazes a rounded rim: above the rim's middle on the side
+/// facing away from the camera's nadir, below it on the near side, by the rounding's radius times
+/// the sine of the sight line's angle off vertical.
+fn grazing_height(cal: &Calibration, p: MatPoint, u: MatPoint) -> f64 {
+    let Some(cam) = &cal.camera else { return 0.0 };
+    let away = p - cam.nadir();
+    let r = away.norm();
+    if r < 1e-6 {
+        return 0.0;
+    }
+    let sin_a = r / r.hypot(cam.height_mm());
+    RIM_ROUNDING * THICKNESS_MM * sin_a * u.dot(away * (1.0 / r))
+}
+
+/// Fits a footprint circle to edge points, robustly. `radius` is the starting radius (mm); with
+/// `free_radius` false it stays fixed. `mm_per_px` converts the robust scales.
+pub fn fit_footprint(cal: &Calibration, edges: &[PixelPoint], start: MatPoint, radius: f64, free_radius: bool, rest: Rest, mm_per_px: f64) -> Option<CircleFit> {
+    if edges.len() < 3 {
+        return None;
+    }
+    let (mut c, mut r) = (start, radius);
+    let huber = HUBER_PX * mm_per_px;
+    let mut pts = vec![MatPoint::new(0.0, 0.0); edges.len()];
+    let mut res = vec![0.0; edges.len()];
+    for iter in 0..12 {
+        // Each edge point down to the mat at the height where the sight line grazes the rim.
+        for (k, e) in edges.iter().enumerate() {
+            let on0 = cal.image_to_mat(*e)?;
+            let u = {
+                let v = on0 - c;
+                let n = v.norm();
+                if n > 1e-9 { v * (1.0 / n) } else { MatPoint::new(1.0, 0.0) }
+            };
+            let h = rest.rim_mid_height(c, r, u) + grazing_height(cal, on0, u);
+            pts[k] = cal.footprint(*e, h)?;
+        }
+        // Gauss–Newton with Huber weights on the geometric distance.
+        let (mut jtj, mut jtr) = (nalgebra::Matrix3::<f64>::zeros(), nalgebra::Vector3::<f64>::zeros());
+        let cut = if iter < 3 { f64::INFINITY } else { OUTLIER_PX * mm_per_px };
+        for (k, p) in pts.iter().enumerate() {
+            let v = *p - c;
+            let d = v.norm().max(1e-9);
+            let e = d - r;
+            res[k] = e;
+            if e.abs() > cut {
+                continue;
+            }
+            let w = if e.abs() <= huber { 1.0 } else { huber / e.abs() };
+            let j = if free_radius { nalgebra::Vector3::new(-v.x / d, -v.y / d, -1.0) } else { nalgebra::Vector3::new(-v.x / d, -v.y / d, 0.0) };
+            jtj += j * j.transpose() * w;
+            jtr += j * (e * w);
+        }
+        if !free_radius {
+            jtj[(2, 2)] = 1.0;
+        }
+        let step = jtj.try_inverse().map(|m| -(m * jtr))?;
+        c = c + MatPoint::new(step[0], step[1]);
+        r += step[2];
+        if !(r.is_finite() && r > 1.0) {
+            return None;
+        }
+        if iter >= 4 && step.norm() < 1e-4 {
+            break;
+        }
+    }
+    let cut = OUTLIER_PX * mm_per_px;
+    let inlier: Vec<bool> = pts.iter().map(|p| (p.distance(c) - r).abs() <= cut).collect();
+    let n = inlier.iter().filter(|&&i| i).count();
+    if n < 3 {
+        return None;
+    }
+    let rms_mm = (pts.iter().zip(&inlier).filter(|(_, &i)| i).map(|(p, _)| (p.distance(c) - r).powi(2)).sum::<f64>() / n as f64).sqrt();
+    let cost = pts.iter().map(|p| (p.distance(c) - r).powi(2).min(cut * cut)).sum::<f64>();
+    Some(CircleFit { centre: c, radius: r, rms_mm, inlier, cost })
+}
+
+/// Lab colour of a frame point, for classifying.
+pub fn lab_at(view: &LinearView<'_>, p: PixelPoint) -> Option<Lab> {
+    view.linear(p.x, p.y).map(linear_to_lab)
+}

@@ -1,0 +1,284 @@
+//! How well `analyze` reads a frame: winks found, colour, size, state, footprint error, squops,
+//! and whole positions right, against the renderer's truth.
+//!
+//! Detected winks are matched to true ones by their image position (nearest within half a small
+//! wink's radius), whatever their colour, so a wrong colour counts as a wrong colour, not as a
+//! miss and a false find. Winks in the pot are compared by count per colour (the pot hides most of
+//! them and their positions do not matter).
+
+use super::{quantile, Case};
+use crate::analyze::{analyze_frame, AnalyzeOptions};
+use crate::capture::load_image;
+use crate::geometry::MatPoint;
+use crate::report::position::{Colour, Position, Wink, WinkState};
+use crate::rules::Ruleset;
+use std::time::Instant;
+
+/// Winks at least this visible must be found.
+const MUST_FIND_VISIBLE: f64 = 0.5;
+
+/// A squop between two matched winks, by its true margin.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct SquopResult {
+    /// True margin, mm.
+    pub margin_mm: f64,
+    /// Whether the detection has it, the right way up.
+    pub right: bool,
+}
+
+/// One frame's result.
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
+pub struct FrameResult {
+    /// The image's file name.
+    pub image: String,
+    /// Why the frame could not be analysed.
+    pub error: Option<String>,
+    /// True winks off the pot at least half visible.
+    pub must_find: usize,
+    /// Of those, found.
+    pub found: usize,
+    /// Detected winks off the pot.
+    pub detected: usize,
+    /// Detected winks that match no true wink.
+    pub false_finds: usize,
+    /// Matched winks with the right colour / size / state, and how many were matched.
+    pub colour_right: usize,
+    /// See `colour_right`.
+    pub size_right: usize,
+    /// See `colour_right`.
+    pub state_right: usize,
+    /// See `colour_right`.
+    pub matched: usize,
+    /// True winks in the pot at least half visible.
+    pub potted_true_visible: usize,
+    /// Of those, found (per colour, by count).
+    pub potted_found: usize,
+    /// Detected winks in the pot.
+    pub potted_detected: usize,
+    /// Detected winks in the pot beyond the number truly there.
+    pub potted_false: usize,
+    /// Footprint centre errors of matched winks, mm.
+    pub footprint_errors_mm: Vec<f64>,
+    /// True squops between matched winks.
+    pub squops: Vec<SquopResult>,
+    /// Detected squops between winks with a true gap ≥ 0.5 mm.
+    pub false_squops_gap: usize,
+    /// Detected squops that are not true squops (any margin).
+    pub false_squops: usize,
+    /// Every wink, state and squop right.
+    pub fully_right: bool,
+    /// What was wrong, for a person.
+    pub problems: Vec<String>,
+    /// Time to analyse (calibration included), ms.
+    pub ms: f64,
+}
+
+fn px_scale(truth: &Position) -> f64 {
+    let c = truth.calibration.as_ref().and_then(|c| c.mat_corners_px);
+    match c {
+        Some(c) => c[0].distance(c[1]) / crate::geometry::MatSpec::STANDARD.length_mm,
+        None => 1.0,
+    }
+}
+
+/// Analyses every case and scores it.
+pub fn evaluate(cases: &[Case], ruleset: Ruleset, progress: &mut dyn FnMut(usize)) -> Vec<FrameResult> {
+    let mut out = Vec::new();
+    for (i, case) in cases.iter().enumerate() {
+        out.push(one(case, ruleset));
+        progress(i + 1);
+    }
+    out
+}
+
+fn one(case: &Case, ruleset: Ruleset) -> FrameResult {
+    let mut r = FrameResult { image: case.image.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(), ..Default::default() };
+    let frame = match load_image(&case.image) {
+        Ok(f) => f,
+        Err(e) => {
+            r.error = Some(e.to_string());
+            return r;
+        }
+    };
+    let t0 = Instant::now();
+    let analysis = analyze_frame(&frame, &AnalyzeOptions::new(ruleset));
+    r.ms = t0.elapsed().as_secs_f64() * 1000.0;
+    let analysis = match analysis {
+        Ok(a) => a,
+        Err(e) => {
+            r.error = Some(e.to_string());
+            return r;
+        }
+    };
+    score(&case.truth, &analysis.position, &mut r);
+    r
+}
+
+/// Scores a position against the truth.
+pub fn score(truth: &Position, got: &Position, r: &mut FrameResult) {
+    let ppm = px_scale(truth);
+    // Our mat frame may be a half turn from the truth's.
+    let flip = match (truth.calibration.as_ref().and_then(|c| c.mat_corners_px), got.calibration.as_ref().and_then(|c| c.mat_corners_px)) {
+        (Some(t), Some(g)) => g[0].distance(t[2]) < g[0].distance(t[0]),
+        _ => false,
+    };
+    let to_truth = |p: MatPoint| if flip { p * -1.0 } else { p };
+    let tw: Vec<&Wink> = truth.winks.iter().filter(|w| w.state != WinkState::Potted && w.centre_px.is_some()).collect();
+    let gw: Vec<&Wink> = got.winks.iter().filter(|w| w.state != WinkState::Potted && w.centre_px.is_some()).collect();
+    let visible = |w: &Wink| w.extra.get("visible_fraction").and_then(|v| v.as_f64()).unwrap_or(1.0);
+    // Greedy nearest matching by image position.
+    let mut pairs: Vec<(f64, usize, usize)> = Vec::new();
+    for (i, t) in tw.iter().enumerate() {
+        for (j, g) in gw.iter().enumerate() {
+            let (Some(a), Some(b)) = (t.centre_px, g.centre_px) else { continue };
+            let d = a.distance(b);
+            if d < 0.5 * 8.0 * ppm {
+                pairs.push((d, i, j));
+            }
+        }
+    }
+    pairs.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let (mut t_of, mut g_of) = (vec![None; gw.len()], vec![None; tw.len()]);
+    for (_, i, j) in pairs {
+        if g_of[i].is_none() && t_of[j].is_none() {
+            g_of[i] = Some(j);
+            t_of[j] = Some(i);
+        }
+    }
+    r.detected = gw.len();
+    for (i, t) in tw.iter().enumerate() {
+        let must = visible(t) >= MUST_FIND_VISIBLE;
+        if must {
+            r.must_find += 1;
+        }
+        let Some(j) = g_of[i] else {
+            if must {
+                r.problems.push(format!("missed {} {} {} ({:.0}% visible)", t.id, t.colour, t.size.name(), visible(t) * 100.0));
+            }
+            continue;
+        };
+        if must {
+            r.found += 1;
+        }
+        let g = gw[j];
+        r.matched += 1;
+        let mut ok = true;
+        if g.colour == t.colour {
+            r.colour_right += 1;
+        } else {
+            ok = false;
+        }
+        if g.size == t.size {
+            r.size_right += 1;
+        } else {
+            ok = false;
+        }
+        if g.state == t.state {
+            r.state_right += 1;
+        } else {
+            ok = false;
+        }
+        if !ok {
+            r.problems.push(format!("{} ({} {} {}) read as {} {} {}", t.id, t.colour, t.size.name(), t.state.name(), g.colour, g.size.name(), g.state.name()));
+        }
+        if let (Some(a), Some(b)) = (t.centre_mm, g.centre_mm) {
+            r.footprint_errors_mm.push(a.distance(to_truth(b)));
+        }
+    }
+    for (j, g) in gw.iter().enumerate() {
+        if t_of[j].is_none() {
+            r.false_finds += 1;
+            r.problems.push(format!("false find {} {} {} at ({:.0}, {:.0})", g.id, g.colour, g.size.name(), g.centre_px.map_or(0.0, |p| p.x), g.centre_px.map_or(0.0, |p| p.y)));
+        }
+    }
+    // Winks in the pot, by count per colour.
+    for c in Colour::ALL {
+        let t_vis = truth.winks.iter().filter(|w| w.colour == c && w.state == WinkState::Potted && visible(w) >= MUST_FIND_VISIBLE).count();
+        let t_all = truth.winks.iter().filter(|w| w.colour == c && w.state == WinkState::Potted).count();
+        let g = got.winks.iter().filter(|w| w.colour == c && w.state == WinkState::Potted).count();
+        r.potted_true_visible += t_vis;
+        r.potted_found += g.min(t_vis);
+        r.potted_false += g.saturating_sub(t_all);
+        r.potted_detected += g;
+        if g > t_all {
+            r.problems.push(format!("{} {c} winks seen in the pot, {t_all} there", g));
+        }
+    }
+    // Squops between matched winks.
+    let g_id = |tid: &str| tw.iter().position(|t| t.id == tid).and_then(|i| g_of[i]).map(|j| gw[j].id.clone());
+    let has = |u: &str, l: &str| got.squops.iter().any(|s| s.upper == u && s.lower == l);
+    let mut squops_ok = true;
+    for s in &truth.squops {
+        let (Some(u), Some(l)) = (g_id(&s.upper), g_id(&s.lower)) else { continue };
+        let right = has(&u, &l);
+        if !right {
+            squops_ok = false;
+            r.problems.push(format!("squop {} over {} ({:.2} mm) {}", s.upper, s.lower, s.margin_mm.unwrap_or(0.0), if has(&l, &u) { "upside down" } else { "missed" }));
+        }
+        r.squops.push(SquopResult { margin_mm: s.margin_mm.unwrap_or(0.0), right });
+    }
+    let t_of_id = |gid: &str| gw.iter().position(|g| g.id == gid).and_then(|j| t_of[j]).map(|i| tw[i]);
+    for s in &got.squops {
+        let (Some(u), Some(l)) = (t_of_id(&s.upper), t_of_id(&s.lower)) else {
+            squops_ok = false;
+            r.false_squops += 1;
+            continue;
+        };
+        if truth.squops.iter().any(|t| t.upper == u.id && t.lower == l.id) {
+            continue;
+        }
+        squops_ok = false;
+        r.false_squops += 1;
+        let m = match (u.centre_mm, l.centre_mm, u.diameter_mm, l.diameter_mm) {
+            (Some(a), Some(b), Some(da), Some(db)) => (da + db) / 2.0 - a.distance(b),
+            _ => 0.0,
+        };
+        if m <= -0.5 {
+            r.false_squops_gap += 1;
+        }
+        r.problems.push(format!("false squop {} over {} (true margin {m:.2} mm)", u.id, l.id));
+    }
+    r.fully_right = r.found == r.must_find && r.false_finds == 0 && r.matched == r.colour_right && r.matched == r.size_right && r.matched == r.state_right && squops_ok;
+}
+
+fn pct(a: usize, b: usize) -> String {
+    if b == 0 {
+        "–".into()
+    } else {
+        format!("{:.2}% ({a}/{b})", 100.0 * a as f64 / b as f64)
+    }
+}
+
+/// The figures as a Markdown table.
+pub fn table(results: &[FrameResult]) -> String {
+    let sum = |f: fn(&FrameResult) -> usize| results.iter().map(f).sum::<usize>();
+    let analysed: Vec<&FrameResult> = results.iter().filter(|r| r.error.is_none()).collect();
+    let mut fp: Vec<f64> = analysed.iter().flat_map(|r| r.footprint_errors_mm.iter().copied()).collect();
+    let sq: Vec<&SquopResult> = analysed.iter().flat_map(|r| r.squops.iter()).collect();
+    let band = |lo: f64, hi: f64| {
+        let v: Vec<_> = sq.iter().filter(|s| s.margin_mm.abs() >= lo && s.margin_mm.abs() < hi).collect();
+        pct(v.iter().filter(|s| s.right).count(), v.len())
+    };
+    let mut ms: Vec<f64> = analysed.iter().map(|r| r.ms).collect();
+    let found = sum(|r| r.found) + sum(|r| r.potted_found);
+    let must = sum(|r| r.must_find) + sum(|r| r.potted_true_visible);
+    let detected = sum(|r| r.detected) + sum(|r| r.potted_detected);
+    let false_finds = sum(|r| r.false_finds) + sum(|r| r.potted_false);
+    let mut out = String::new();
+    out.push_str("| figure | measured |\n|---|---|\n");
+    out.push_str(&format!("| frames analysed | {} |\n", pct(analysed.len(), results.len())));
+    out.push_str(&format!("| recall (winks ≥ 50% visible) | {} |\n", pct(found, must)));
+    out.push_str(&format!("| precision | {} |\n", pct(detected - false_finds, detected)));
+    out.push_str(&format!("| colour right | {} |\n", pct(sum(|r| r.colour_right), sum(|r| r.matched))));
+    out.push_str(&format!("| size right | {} |\n", pct(sum(|r| r.size_right), sum(|r| r.matched))));
+    out.push_str(&format!("| state right | {} |\n", pct(sum(|r| r.state_right), sum(|r| r.matched))));
+    out.push_str(&format!("| footprint error, median / 95th pct / max (mm) | {:.3} / {:.3} / {:.3} |\n", quantile(&mut fp, 0.5), quantile(&mut fp, 0.95), quantile(&mut fp, 1.0)));
+    out.push_str(&format!("| squops right, margin ≥ 1 mm | {} |\n", band(1.0, f64::INFINITY)));
+    out.push_str(&format!("| squops right, margin 0.5–1 mm | {} |\n", band(0.5, 1.0)));
+    out.push_str(&format!("| squops right, margin < 0.5 mm | {} |\n", band(0.0, 0.5)));
+    out.push_str(&format!("| false squops, true gap ≥ 0.5 mm | {} |\n", sum(|r| r.false_squops_gap)));
+    out.push_str(&format!("| false squops, any | {} |\n", sum(|r| r.false_squops)));
+    out.push_str(&format!("| positions fully right | {} |\n", pct(analysed.iter().filter(|r| r.fully_right).count(), results.len())));
+    out.push_str(&format!("| analyse time incl. calibration, median (ms) | {:.0} |\n", quantile(&mut ms, 0.5)));
+    out
+}

@@ -1,0 +1,306 @@
+//! Stacking: for every pair of winks whose outlines meet, which is on top, from the evidence in
+//! the frame; squop margins from the parallax-corrected footprints; levels; uppers refitted as
+//! leaning winks (one edge on the mat, the other on the lower wink's rim).
+//!
+//! Evidence, strongest first:
+//! - **What fills the overlap** (different colours): the region inside both fitted outlines
+//!   shows the upper wink's colour.
+//! - **Whose outline the boundary follows** (different colours): the edge between the two
+//!   colours is the upper wink's rim, so it lies on the upper's fitted circle and inside the
+//!   lower's.
+//! - **Which rim shows inside the other** (same colour): the upper's rim is a visible edge (its
+//!   rounded side and the shadow it casts on the lower); the lower's rim under it is not there.
+
+use crate::calibrate::Calibration;
+use crate::detect::colour::ColourModel;
+use crate::detect::fit::{lab_at, Beyond, Rest, THICKNESS_MM};
+use crate::detect::sample::LinearView;
+use crate::detect::{measure, Found, FoundSquop, Hint};
+use crate::geometry::{MatPoint, PixelPoint};
+use crate::report::position::NominalDiameters;
+
+/// Pairs whose footprints are further apart than this (mm) are not examined.
+const PAIR_GAP_MM: f64 = 1.5;
+/// Pairs this far apart (mm) as flat fits are refitted before being judged.
+const TENTATIVE_GAP_MM: f64 = 1.2;
+/// Least classified overlap pixels for the colour vote to decide.
+const MIN_VOTES: usize = 6;
+
+/// The outline of a wink in the frame: centre and radius, pixels.
+fn outline_px(cal: &Calibration, f: &Found) -> Option<(PixelPoint, f64)> {
+    let c = f.centre_mm?;
+    let r = f.radius_mm?;
+    let h = f.rest.rim_mid_height(c, r, MatPoint::new(0.0, 0.0));
+    Some((cal.mat_to_image_at(c, h)?, f.radius_px))
+}
+
+/// Who is on top of a pair: `Some((upper is a, confidence, evidence))`.
+fn decide(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, a: &Found, b: &Found) -> Option<(bool, f64, &'static str)> {
+    let ((ca, ra), (cb, rb)) = (outline_px(cal, a)?, outline_px(cal, b)?);
+    // Whose colour stops short of its own outline where the two meet: the lower wink's rim is
+    // hidden there, so its colour ends at the upper's rim, inside its own fitted outline; the
+    // upper's colour runs to its outline.
+    let deficit = |f: &Found, c: PixelPoint, r: f64, oc: PixelPoint, or: f64| -> Option<(f64, usize)> {
+        let d: Vec<f64> = f
+            .edges
+            .iter()
+            .filter(|e| (c + e.dir * r).distance(oc) < or - 0.5)
+            .map(|e| r - e.px.distance(c))
+            .collect();
+        (!d.is_empty()).then(|| (d.iter().sum::<f64>() / d.len() as f64, d.len()))
+    };
+    if a.colour != b.colour {
+        // What fills the overlap.
+        let (mut va, mut vb) = (0usize, 0usize);
+        let (x0, x1) = ((ca.x - ra).max(cb.x - rb).floor(), (ca.x + ra).min(cb.x + rb).ceil());
+        let (y0, y1) = ((ca.y - ra).max(cb.y - rb).floor(), (ca.y + ra).min(cb.y + rb).ceil());
+        let mut y = y0;
+        while y <= y1 {
+            let mut x = x0;
+            while x <= x1 {
+                let p = PixelPoint::new(x, y);
+                if p.distance(ca) < ra - 0.8 && p.distance(cb) < rb - 0.8 {
+                    match lab_at(view, p).and_then(|c| model.classify(c)) {
+                        Some(c) if c == a.colour => va += 1,
+                        Some(c) if c == b.colour => vb += 1,
+                        _ => {}
+                    }
+                }
+                x += 0.5;
+            }
+            y += 0.5;
+        }
+        if std::env::var_os("WINKEYE_DEBUG").is_some() {
+            eprintln!("  votes {} {va} / {} {vb}", a.colour, b.colour);
+        }
+        if va + vb >= MIN_VOTES && va != vb {
+            let share = va.max(vb) as f64 / (va + vb) as f64;
+            return Some((va > vb, share, "overlap_colour"));
+        }
+        let (da, db) = (deficit(a, ca, ra, cb, rb), deficit(b, cb, rb, ca, ra));
+        let depth = ra + rb - ca.distance(cb);
+        if std::env::var_os("WINKEYE_DEBUG").is_some() {
+            eprintln!("  deficits {} {da:?} / {} {db:?} depth {depth:.2}", a.colour, b.colour);
+        }
+        match (da, db) {
+            (Some((x, nx)), Some((y, ny))) if (x - y).abs() >= 0.6 && nx + ny >= 3 => {
+                let conf = 0.5 + 0.5 * ((x - y).abs() / 1.0).min(1.0);
+                return Some((x < y, conf, "colour_stops_short"));
+            }
+            (Some((x, nx)), None) | (None, Some((x, nx))) if nx >= 2 && depth >= 1.0 => {
+                // Only one side's edges: cut short by most of the overlap → it is the lower.
+                let a_side = da.is_some();
+                if x >= 0.5 * depth {
+                    return Some((!a_side, 0.5 + 0.5 * (x / depth).min(1.0), "colour_stops_short"));
+                }
+                if x <= 0.2 * depth {
+                    return Some((a_side, 0.5 + 0.5 * (1.0 - x / depth).min(1.0), "colour_stops_short"));
+                }
+            }
+            _ => {}
+        }
+        // Whose outline the boundary between the colours follows.
+        let contested: Vec<PixelPoint> = a
+            .edges
+            .iter()
+            .filter(|e| e.beyond == Beyond::Wink(b.colour) && e.px.distance(cb) < rb + 2.0)
+            .chain(b.edges.iter().filter(|e| e.beyond == Beyond::Wink(a.colour) && e.px.distance(ca) < ra + 2.0))
+            .map(|e| e.px)
+            .collect();
+        if contested.is_empty() {
+            return None;
+        }
+        let dev = |c: PixelPoint, r: f64| contested.iter().map(|p| (p.distance(c) - r).abs()).sum::<f64>() / contested.len() as f64;
+        let (da, db) = (dev(ca, ra), dev(cb, rb));
+        let conf = 0.5 + 0.5 * ((da - db).abs() / 0.6).min(1.0) * (contested.len() as f64 / 4.0).min(1.0);
+        return Some((da < db, conf, "boundary_fit"));
+    }
+    // Same colour: which rim shows inside the other wink. The upper's rim is rounded and
+    // shades darker than the faces either side, and steps to the lower's face (tilt, shadow);
+    // the lower's rim under the upper is not there at all. Scored along each arc as the larger
+    // of the step across it and the dip at it, relative to the brightness, searched ±0.75 px
+    // round the fitted arc.
+    let luma = |q: PixelPoint| view.linear(q.x, q.y).map(|v| 0.2126 * v[0] as f64 + 0.7152 * v[1] as f64 + 0.0722 * v[2] as f64);
+    let strength = |c: PixelPoint, r: f64, other_c: PixelPoint, other_r: f64| -> (f64, usize) {
+        let (mut s, mut n) = (0.0, 0usize);
+        for k in 0..180 {
+            let t = k as f64 / 180.0 * std::f64::consts::TAU;
+            let u = PixelPoint::new(t.cos(), t.sin());
+            let p = c + u * r;
+            if p.distance(other_c) > other_r - 1.5 {
+                continue;
+            }
+            let mut best: Option<f64> = None;
+            for d in [-0.75, -0.5, -0.25, 0.0, 0.25, 0.5, 0.75] {
+                let at = |e: f64| luma(c + u * (r + d + e));
+                if let (Some(i), Some(m), Some(o)) = (at(-1.5), at(0.0), at(1.5)) {
+                    let norm = i + o + 0.02;
+                    let v = ((i - o).abs() + (0.5 * (i + o) - m).max(0.0) * 2.0) / norm;
+                    best = Some(best.map_or(v, |b: f64| b.max(v)));
+                }
+            }
+            if let Some(v) = best {
+                s += v;
+                n += 1;
+            }
+        }
+        (if n > 0 { s / n as f64 } else { 0.0 }, n)
+    };
+    let (sa, na) = strength(ca, ra, cb, rb);
+    let (sb, nb) = strength(cb, rb, ca, ra);
+    if na + nb < 3 {
+        return None;
+    }
+    let conf = 0.5 + 0.5 * ((sa - sb).abs() / (sa + sb + 1e-3)).min(1.0);
+    Some((sa > sb, conf, "rim_edge"))
+}
+
+/// Overlap depth of two footprints, mm (negative: the gap).
+pub fn margin(a: &Found, b: &Found) -> Option<f64> {
+    Some(a.radius_mm? + b.radius_mm? - a.centre_mm?.distance(b.centre_mm?))
+}
+
+/// Finds the squops among `found`, sets levels and refits the uppers. Returns the squops.
+pub fn stack(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, nominal: &NominalDiameters, found: &mut [Found]) -> Vec<FoundSquop> {
+    // Winks whose outlines meet: measured again without the edge points that lie inside the other
+    // (the boundary between two winks is one wink's rim, not both).
+    let first: Vec<Found> = found.to_vec();
+    for i in 0..found.len() {
+        let others = neighbours(cal, &first, i);
+        if others.is_empty() {
+            continue;
+        }
+        let f = &first[i];
+        let hint = Hint { rest: Some(f.rest), size: None, others };
+        if let Some(refit) = measure(view, cal, model, f.colour, f.centre_px, f.radius_px, nominal, &hint) {
+            found[i] = refit;
+        }
+    }
+    let flat: Vec<Found> = found.to_vec();
+    let kept = stack_once(view, cal, model, nominal, found);
+    if kept.iter().all(|s| s.margin_mm > 0.0) {
+        return kept;
+    }
+    // Some tentative squops came apart once refitted: start again from the flat fits without them.
+    let keep: Vec<(usize, usize)> = kept.iter().filter(|s| s.margin_mm > 0.0).map(|s| (s.upper, s.lower)).collect();
+    found.clone_from_slice(&flat);
+    let again = stack_with(view, cal, model, nominal, found, Some(&keep));
+    again.into_iter().filter(|s| s.margin_mm > 0.0).collect()
+}
+
+fn stack_once(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, nominal: &NominalDiameters, found: &mut [Found]) -> Vec<FoundSquop> {
+    stack_with(view, cal, model, nominal, found, None)
+}
+
+/// One pass: decide the pairs (or take `only` as the squops), set levels, refit the uppers.
+fn stack_with(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, nominal: &NominalDiameters, found: &mut [Found], only: Option<&[(usize, usize)]>) -> Vec<FoundSquop> {
+    let n = found.len();
+    let mut squops: Vec<FoundSquop> = Vec::new();
+    for i in 0..n {
+        for j in i + 1..n {
+            let Some(m) = margin(&found[i], &found[j]) else { continue };
+            if m < -PAIR_GAP_MM {
+                continue;
+            }
+            let d = decide(view, cal, model, &found[i], &found[j]);
+            if std::env::var_os("WINKEYE_DEBUG").is_some() {
+                eprintln!("pair {} {:?} ({:.1},{:.1}) / {} {:?} ({:.1},{:.1}) margin {m:.2}: {d:?}", found[i].colour, found[i].size, found[i].centre_px.x, found[i].centre_px.y, found[j].colour, found[j].size, found[j].centre_px.x, found[j].centre_px.y);
+            }
+            let Some((a_up, conf, evidence)) = d else { continue };
+            let (upper, lower) = if a_up { (i, j) } else { (j, i) };
+            if only.is_some_and(|o| !o.contains(&(upper, lower))) {
+                continue;
+            }
+            squops.push(FoundSquop { upper, lower, margin_mm: m, confidence: conf, evidence });
+        }
+    }
+    // A pair of winks can only stack one way; a wink is not above itself through a cycle. Keep
+    // the pairs whose footprints overlap, most confident first, skipping any that would close a cycle.
+    squops.sort_by(|a, b| b.confidence.total_cmp(&a.confidence));
+    let mut kept: Vec<FoundSquop> = Vec::new();
+    // A leaning upper's footprint lies inward of where a flat fit puts it (its rim is higher,
+    // so parallax moved it outward), so pairs just apart as flat fits are kept for now and judged
+    // again after the refit.
+    for s in squops {
+        if s.margin_mm <= -TENTATIVE_GAP_MM {
+            continue;
+        }
+        if reaches(&kept, s.lower, s.upper) {
+            continue;
+        }
+        kept.push(s);
+    }
+    // Levels: one above the highest wink below.
+    let mut level = vec![0u32; n];
+    for _ in 0..n {
+        let mut changed = false;
+        for s in &kept {
+            if level[s.upper] < level[s.lower] + 1 {
+                level[s.upper] = level[s.lower] + 1;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    // Uppers refitted as leaning on their highest lower wink, lowest levels first.
+    let mut order: Vec<usize> = (0..n).filter(|&i| level[i] > 0).collect();
+    order.sort_by_key(|&i| level[i]);
+    for i in order {
+        let Some(s) = kept.iter().filter(|s| s.upper == i).max_by_key(|s| level[s.lower]) else { continue };
+        let lower = &found[s.lower];
+        let (Some(cl), Some(rl), Some(cu)) = (lower.centre_mm, lower.radius_mm, found[i].centre_mm) else { continue };
+        let v = cu - cl;
+        let d = v.norm().max(1e-6);
+        let towards = cl + v * ((rl - 0.4 * THICKNESS_MM).min(d) / d);
+        let support = lower.rest.top_height(rl, cl);
+        let rest = Rest::Leaning { support_mm: support, towards };
+        let f = &found[i];
+        let hint = Hint { rest: Some(rest), size: Some(f.size), others: neighbours(cal, found, i) };
+        if let Some(mut refit) = measure(view, cal, model, f.colour, f.centre_px, f.radius_px, nominal, &hint) {
+            refit.level = level[i];
+            found[i] = refit;
+        } else {
+            found[i].rest = rest;
+            found[i].level = level[i];
+        }
+    }
+    for (i, f) in found.iter_mut().enumerate() {
+        f.level = level[i];
+    }
+    for s in kept.iter_mut() {
+        if let Some(m) = margin(&found[s.upper], &found[s.lower]) {
+            s.margin_mm = m;
+        }
+    }
+    kept
+}
+
+/// The outlines (frame centre, radius px) of the winks whose outlines meet wink `i`'s.
+fn neighbours(cal: &Calibration, found: &[Found], i: usize) -> Vec<(PixelPoint, f64)> {
+    let Some((ci, ri)) = outline_px(cal, &found[i]) else { return Vec::new() };
+    (0..found.len())
+        .filter(|&j| j != i)
+        .filter_map(|j| outline_px(cal, &found[j]))
+        .filter(|&(c, r)| c.distance(ci) < r + ri + 1.0)
+        .collect()
+}
+
+/// Whether `to` is above `from` through the squops (upper → lower edges, followed downwards from `from`).
+fn reaches(squops: &[FoundSquop], from: usize, to: usize) -> bool {
+    let mut stack = vec![from];
+    let mut seen = vec![from];
+    while let Some(x) = stack.pop() {
+        if x == to {
+            return true;
+        }
+        for s in squops.iter().filter(|s| s.upper == x) {
+            if !seen.contains(&s.lower) {
+                seen.push(s.lower);
+                stack.push(s.lower);
+            }
+        }
+    }
+    false
+}
