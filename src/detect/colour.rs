@@ -19,9 +19,11 @@ const HUE_WINDOW_DEG: f64 = 32.0;
 /// Least chroma of a wink pixel, whatever the mat (CIE Lab units).
 const MIN_CHROMA: f64 = 40.0;
 /// A wink pixel's chroma must exceed the background's by this much.
-const CHROMA_ABOVE_BACKGROUND: f64 = 16.0;
+const CHROMA_ABOVE_BACKGROUND: f64 = 10.0;
 /// Least a*b* distance between a wink pixel and the felt or the table.
-const MIN_AB_DISTANCE: f64 = 20.0;
+const MIN_AB_DISTANCE: f64 = 12.0;
+/// … and at least this many times the felt's own spread in a*b* (its texture and the noise).
+const AB_SPREADS: f64 = 4.0;
 
 /// A colour in CIE Lab, OpenCV's 8-bit scale converted back to L* 0–100 and signed a*, b*.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -69,18 +71,27 @@ pub struct ColourModel {
     pub hues: [(Colour, f64); 4],
     /// Least chroma of a wink pixel in this frame.
     pub min_chroma: f64,
+    /// Least a*b* distance of a wink pixel from the felt and the table in this frame.
+    pub min_ab_distance: f64,
 }
 
 impl ColourModel {
     /// A model with typical hues for a frame whose felt (and table) colours are known.
     pub fn new(felt: Lab, table: Option<Lab>) -> ColourModel {
         let background = felt.chroma().max(table.map_or(0.0, |t| t.chroma()));
-        ColourModel { felt, table, hues: TYPICAL_HUE_DEG, min_chroma: MIN_CHROMA.max(background + CHROMA_ABOVE_BACKGROUND) }
+        ColourModel { felt, table, hues: TYPICAL_HUE_DEG, min_chroma: MIN_CHROMA.max(background + CHROMA_ABOVE_BACKGROUND), min_ab_distance: MIN_AB_DISTANCE }
+    }
+
+    /// Sets the felt's spread in a*b* (a robust standard deviation of its pixels' distance from
+    /// its median colour): wink pixels must lie well outside it.
+    pub fn with_felt_spread(mut self, spread: f64) -> ColourModel {
+        self.min_ab_distance = MIN_AB_DISTANCE.max(AB_SPREADS * spread);
+        self
     }
 
     /// Whether a pixel could be part of a wink (any colour).
     pub fn is_candidate(&self, c: Lab) -> bool {
-        c.chroma() >= self.min_chroma && c.ab_distance(self.felt) >= MIN_AB_DISTANCE && self.table.is_none_or(|t| c.ab_distance(t) >= MIN_AB_DISTANCE)
+        c.chroma() >= self.min_chroma && c.ab_distance(self.felt) >= self.min_ab_distance && self.table.is_none_or(|t| c.ab_distance(t) >= self.min_ab_distance)
     }
 
     /// The wink colour of a pixel, or `None` when it is not wink-coloured.

@@ -355,7 +355,13 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
     };
     let felt = median_lab(&mut felt_s).unwrap_or(Lab { l: cal.felt_lab[0] * 100.0 / 255.0, a: cal.felt_lab[1] - 128.0, b: cal.felt_lab[2] - 128.0 });
     let table = median_lab(&mut table_s);
-    let mut model = ColourModel::new(felt, table);
+    let spread = {
+        let mut d: Vec<f64> = felt_s.iter().map(|c| c.ab_distance(felt)).collect();
+        d.sort_by(f64::total_cmp);
+        // The median distance of a 2-D Gaussian is 1.18 σ.
+        d.get(d.len() / 2).map_or(3.0, |m| m / 1.18)
+    };
+    let mut model = ColourModel::new(felt, table).with_felt_spread(spread);
     let every = (lw as usize * lh as usize / 60_000).max(1);
     let sampled: Vec<Lab> = (0..lh).flat_map(|j| (0..lw).map(move |i| (i, j))).step_by(every).map(|(i, j)| lab_px(i, j)).collect();
     model.learn(sampled.iter().copied());
