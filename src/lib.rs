@@ -26,3 +26,4 @@ pub mod geometry;
 pub mod report;
 pub mod rules;
 pub mod synth;
+pub mod track;
