@@ -11,7 +11,8 @@
 //!
 //! The state machine ([`SettleDetector`]): every frame is compared with the *anchor*, the first
 //! frame of the current still period, so slow movement (a wink creeping to a stop) accumulates
-//! until it counts. Motion restarts the still period (and the first motion after a settle is
+//! until it counts; a cell counts as changed only when it also changed in the previous frame's
+//! comparison (what moved stays changed, noise comes and goes), which costs one frame of delay. Motion restarts the still period (and the first motion after a settle is
 //! reported); a still period as long as the settle time makes the frame a *candidate*.
 //!
 //! A candidate is not yet a settled position: a hand resting over the mat is still too. The rule
@@ -78,6 +79,8 @@ const WATCH_MARGIN_MM: f64 = 60.0;
 const FELT_INSET_MM: f64 = 15.0;
 /// Largest difference in chromaticity (each channel's share of the sum) that is still felt.
 const FELT_CHROMA: f32 = 0.05;
+/// Least connected changed cells that can count as motion, however coarse the cells.
+const MIN_MOTION_CELLS: usize = 2;
 /// Least shrink factor (pixels per cell along each axis).
 const MIN_FACTOR: i32 = 2;
 /// Most cells sampled for a median.
@@ -425,6 +428,7 @@ pub struct SettleDetector {
     phase: Phase,
     motion_reported: bool,
     reference: Option<SmallFrame>,
+    last_change: Option<Vec<bool>>,
 }
 
 impl SettleDetector {
@@ -439,6 +443,7 @@ impl SettleDetector {
             phase: Phase::Settling,
             motion_reported: false,
             reference: None,
+            last_change: None,
         }
     }
 
@@ -486,14 +491,22 @@ impl SettleDetector {
         };
         let Some(region) = &self.region else { return Step::Nothing };
         let change = compare(anchor, small, region, &self.opts);
-        // The largest connected changed region: what moves is one blob, while sensor and JPEG
-        // noise that passes the threshold is scattered in ones and twos.
-        let moved = component_sizes(&change.changed, region.width, region.height).first().copied().unwrap_or(0);
-        if moved >= region.cells(self.opts.motion_mm2) {
+        // A change counts only where it was there in the previous frame too (against the same
+        // anchor): what moved stays changed, while noise that passes the threshold comes and goes.
+        // Of those cells, the largest connected region: what moves is one blob, noise is
+        // scattered in ones and twos.
+        let persistent: Vec<bool> = match &self.last_change {
+            Some(prev) if prev.len() == change.changed.len() => change.changed.iter().zip(prev).map(|(a, b)| *a && *b).collect(),
+            _ => vec![false; change.changed.len()],
+        };
+        let moved = component_sizes(&persistent, region.width, region.height).first().copied().unwrap_or(0);
+        self.last_change = Some(change.changed);
+        if moved >= region.cells(self.opts.motion_mm2).max(MIN_MOTION_CELLS) {
             let area_mm2 = moved as f64 * region.cell_mm2;
             if let Some(a) = self.anchor.as_mut() {
                 a.clone_from(small);
             }
+            self.last_change = None;
             self.still_since_s = t_s;
             self.last_candidate_s = None;
             self.phase = Phase::Moving;
