@@ -561,6 +561,9 @@ fn cmd_replay(args: &ReplayArgs) -> Result<()> {
     use winkeye::track::events::EventSink;
     // Input first: a missing or unreadable video fails here, before any output exists.
     let source = winkeye::capture::open_recorded(&args.video)?;
+    if let Some(p) = &args.annotated {
+        winkeye::track::annotate::codec_for(p)?;
+    }
     let mut tracker = tracker_for(args.calibration.as_deref(), args.ruleset, args.settle, source.describe())?;
     let fps = source.fps().unwrap_or(winkeye::capture::source::DEFAULT_SEQUENCE_FPS);
     let total = source.frame_count().unwrap_or(0);

@@ -134,15 +134,21 @@ pub struct AnnotatedWriter {
     buf: Mat,
 }
 
+/// The codec for a file name: mp4v for `.mp4`, MJPG for `.avi`; an error for anything else.
+pub fn codec_for(path: &Path) -> Result<[char; 4], AnnotateError> {
+    let ext = path.extension().map(|e| e.to_string_lossy().to_lowercase()).unwrap_or_default();
+    match ext.as_str() {
+        "mp4" | "m4v" | "mov" => Ok(['m', 'p', '4', 'v']),
+        "avi" => Ok(['M', 'J', 'P', 'G']),
+        _ => Err(AnnotateError::Container { path: path.to_owned() }),
+    }
+}
+
 impl AnnotatedWriter {
     /// Opens a writer for frames of `size` (width, height) at `fps`.
     pub fn create(path: &Path, fps: f64, size: (u32, u32)) -> Result<AnnotatedWriter, AnnotateError> {
         let ext = path.extension().map(|e| e.to_string_lossy().to_lowercase()).unwrap_or_default();
-        let fourcc = match ext.as_str() {
-            "mp4" | "m4v" | "mov" => ['m', 'p', '4', 'v'],
-            "avi" => ['M', 'J', 'P', 'G'],
-            _ => return Err(AnnotateError::Container { path: path.to_owned() }),
-        };
+        let fourcc = codec_for(path)?;
         let ocv = |source| AnnotateError::OpenCv { path: path.to_owned(), source };
         let code = VideoWriter::fourcc(fourcc[0], fourcc[1], fourcc[2], fourcc[3]).map_err(ocv)?;
         // The partial keeps the extension: OpenCV picks the container by it.

@@ -347,8 +347,10 @@ mod tests {
             self.calibrations += 1;
             Ok(self.cal.clone())
         }
-        fn still_fits(&mut self, _frame: &Mat, _cal: &Calibration) -> Result<bool, CalibrateError> {
-            Ok(self.fits)
+        fn still_fits(&mut self, frame: &Mat, _cal: &Calibration) -> Result<bool, CalibrateError> {
+            // Fits while the mat's corner is where it was first seen (not bumped).
+            let felt = frame.at_2d::<opencv::core::Vec3b>(22, 22).map(|p| p[1] == 120).unwrap_or(false);
+            Ok(self.fits && felt)
         }
         fn analyse(&mut self, _frame: &Mat, _cal: &Calibration, source: Source) -> Result<Position, AnalyzeError> {
             self.analysed.push(source.frame.unwrap_or(0));
@@ -370,24 +372,25 @@ mod tests {
         }
     }
 
-    /// Grey felt with a blob (a wink) at `x`, and optionally a skin-coloured hand.
-    fn frame(index: u64, wink_x: i32, hand: bool) -> Result<Frame, Box<dyn std::error::Error>> {
+    /// Grey felt with a blob (a wink) at `x`, and optionally a skin-coloured hand; `bump` shifts
+    /// the whole scene (the camera was knocked).
+    fn frame(index: u64, wink_x: i32, hand: bool, bump: i32) -> Result<Frame, Box<dyn std::error::Error>> {
         use opencv::core::{Point, Scalar};
         let mut m = Mat::new_rows_cols_with_default(180, 320, opencv::core::CV_8UC3, Scalar::new(60.0, 60.0, 60.0, 0.0))?;
-        opencv::imgproc::rectangle_points(&mut m, Point::new(20, 20), Point::new(300, 160), Scalar::new(110.0, 120.0, 115.0, 0.0), -1, opencv::imgproc::LINE_8, 0)?;
-        opencv::imgproc::circle(&mut m, Point::new(wink_x, 90), 4, Scalar::new(200.0, 40.0, 40.0, 0.0), -1, opencv::imgproc::LINE_8, 0)?;
+        opencv::imgproc::rectangle_points(&mut m, Point::new(20 + bump, 20 + bump), Point::new(300, 160), Scalar::new(110.0, 120.0, 115.0, 0.0), -1, opencv::imgproc::LINE_8, 0)?;
+        opencv::imgproc::circle(&mut m, Point::new(wink_x + bump, 90 + bump), 4, Scalar::new(200.0, 40.0, 40.0, 0.0), -1, opencv::imgproc::LINE_8, 0)?;
         if hand {
             opencv::imgproc::rectangle_points(&mut m, Point::new(150, 60), Point::new(320, 120), Scalar::new(120.0, 150.0, 210.0, 0.0), -1, opencv::imgproc::LINE_8, 0)?;
         }
         Ok(Frame { index, t_s: index as f64 / 30.0, image: m })
     }
 
-    fn run(fake: Fake, frames: &[(i32, bool)]) -> Result<(Vec<Event>, Fake), Box<dyn std::error::Error>> {
+    fn run(fake: Fake, frames: &[(i32, bool, i32)]) -> Result<(Vec<Event>, Fake), Box<dyn std::error::Error>> {
         let opts = TrackerOptions { settle: SettleOptions::default(), ruleset: Ruleset::Etwa2012, source_path: Some("test".into()) };
         let mut t = Tracker::new(fake, opts, None);
         let mut out = Vec::new();
-        for (k, &(x, hand)) in frames.iter().enumerate() {
-            t.push(&frame(k as u64, x, hand)?, &mut out)?;
+        for (k, &(x, hand, bump)) in frames.iter().enumerate() {
+            t.push(&frame(k as u64, x, hand, bump)?, &mut out)?;
         }
         Ok((out, t.analyser))
     }
@@ -397,10 +400,10 @@ mod tests {
         let fake = Fake { cal: flat_calibration(320, 180)?, fits: true, analysed: Vec::new(), calibrations: 0 };
         // Rest 1 s, a hand comes in and stays still 1 s (longer than the settle time), the wink
         // slides while the hand leaves, rest 1 s.
-        let mut frames: Vec<(i32, bool)> = vec![(100, false); 30];
-        frames.extend(vec![(100, true); 30]);
-        frames.extend((0..10).map(|k| (100 + 8 * k, k < 5)));
-        frames.extend(vec![(180, false); 30]);
+        let mut frames: Vec<(i32, bool, i32)> = vec![(100, false, 0); 30];
+        frames.extend(vec![(100, true, 0); 30]);
+        frames.extend((0..10).map(|k| (100 + 8 * k, k < 5, 0)));
+        frames.extend(vec![(180, false, 0); 30]);
         let (events, fake) = run(fake, &frames)?;
         let kinds: Vec<&str> = events.iter().map(|e| e.kind_name()).filter(|k| *k != "flag").collect();
         assert_eq!(kinds, ["settled", "motion", "settled", "shot"], "{events:#?}");
@@ -413,13 +416,15 @@ mod tests {
 
     #[test]
     fn a_bumped_camera_is_lost_and_found() -> Result<(), Box<dyn std::error::Error>> {
-        let fake = Fake { cal: flat_calibration(320, 180)?, fits: false, analysed: Vec::new(), calibrations: 0 };
-        let frames: Vec<(i32, bool)> = vec![(100, false); 40];
+        let fake = Fake { cal: flat_calibration(320, 180)?, fits: true, analysed: Vec::new(), calibrations: 0 };
+        // Rest, then the camera is knocked 6 px and rests again.
+        let mut frames: Vec<(i32, bool, i32)> = vec![(100, false, 0); 30];
+        frames.extend(vec![(100, false, 6); 30]);
         let (events, fake) = run(fake, &frames)?;
         let kinds: Vec<&str> = events.iter().map(|e| e.kind_name()).filter(|k| *k != "flag").collect();
-        // The first settle calibrates, so no check; nothing else settles without motion.
-        assert_eq!(kinds, ["settled"]);
-        assert_eq!(fake.calibrations, 1);
+        assert_eq!(kinds, ["settled", "motion", "calibration_lost", "calibration_ok", "settled", "shot"], "{events:#?}");
+        assert_eq!(fake.calibrations, 2);
+        assert_eq!(fake.analysed.len(), 2);
         Ok(())
     }
 }
