@@ -151,9 +151,11 @@ impl AnnotatedWriter {
         let fourcc = codec_for(path)?;
         let ocv = |source| AnnotateError::OpenCv { path: path.to_owned(), source };
         let code = VideoWriter::fourcc(fourcc[0], fourcc[1], fourcc[2], fourcc[3]).map_err(ocv)?;
-        // The partial keeps the extension: OpenCV picks the container by it.
+        // The partial keeps the extension: OpenCV picks the container by it. A FIFO or device is
+        // written directly (renaming over it would replace it).
         let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-        let partial = path.with_file_name(format!(".{stem}.partial.{ext}"));
+        let special = std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir());
+        let partial = if special { path.to_owned() } else { path.with_file_name(format!(".{stem}.partial.{ext}")) };
         let writer = VideoWriter::new(&partial, code, fps, Size::new(size.0 as i32, size.1 as i32), true).map_err(ocv)?;
         if !writer.is_opened().map_err(ocv)? {
             return Err(AnnotateError::Open { path: path.to_owned() });
@@ -183,6 +185,9 @@ impl AnnotatedWriter {
     /// Closes the video and renames it into place.
     pub fn finish(mut self) -> Result<(), AnnotateError> {
         self.writer.release().map_err(|source| AnnotateError::OpenCv { path: self.path.clone(), source })?;
+        if self.partial == self.path {
+            return Ok(());
+        }
         std::fs::rename(&self.partial, &self.path).map_err(|source| AnnotateError::Rename { from: self.partial.clone(), to: self.path.clone(), source })
     }
 }

@@ -9,7 +9,8 @@
 //! beside it while the command runs (follow it with `tail -f`), and renamed over `OUT` when the
 //! stream ends (at the end of the footage, on Ctrl-C, or on an error after the start). An existing
 //! `OUT` is therefore never truncated or destroyed by a run that fails or is killed; the commands
-//! also open and read their input before creating anything. `-` writes to standard output.
+//! also open and read their input before creating anything. `-` writes to standard output; a
+//! FIFO or device (`/dev/null`) is written directly.
 
 use crate::report::position::{Flag, Position};
 use serde::Serialize;
@@ -156,6 +157,8 @@ pub enum EventError {
 enum Target {
     Stdout,
     File { file: std::fs::File, partial: PathBuf, path: PathBuf },
+    /// Something that is not a regular file (a FIFO, /dev/null, a terminal): written directly.
+    Special { file: std::fs::File, path: PathBuf },
     Memory(Vec<u8>),
 }
 
@@ -180,6 +183,11 @@ impl EventSink {
     pub fn create(path: &Path) -> Result<EventSink, EventError> {
         if path.as_os_str() == "-" {
             return Ok(EventSink { target: Target::Stdout, written: 0 });
+        }
+        // A FIFO or device is written as it is: renaming over it would replace it with a file.
+        if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+            let file = std::fs::OpenOptions::new().write(true).open(path).map_err(|source| EventError::Create { path: path.to_owned(), source })?;
+            return Ok(EventSink { target: Target::Special { file, path: path.to_owned() }, written: 0 });
         }
         let partial = partial_path(path);
         let file = std::fs::OpenOptions::new()
@@ -219,6 +227,9 @@ impl EventSink {
             }
             Target::File { file, partial, .. } => {
                 file.write_all(&line).and_then(|_| file.flush()).map_err(|source| EventError::Write { path: partial.clone(), source })?;
+            }
+            Target::Special { file, path } => {
+                file.write_all(&line).and_then(|_| file.flush()).map_err(|source| EventError::Write { path: path.clone(), source })?;
             }
             Target::Memory(v) => v.extend_from_slice(&line),
         }
@@ -262,6 +273,27 @@ mod tests {
         assert_eq!(lines[1]["kind"], "end");
         assert_eq!(lines[1]["frames_read"], 10);
         assert!(!partial_path(&out).exists());
+        Ok(())
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_is_written_in_place_not_replaced() -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let fifo = dir.path().join("events.fifo");
+        if !std::process::Command::new("mkfifo").arg(&fifo).status().is_ok_and(|s| s.success()) {
+            return Ok(());
+        }
+        let f2 = fifo.clone();
+        let reader = std::thread::spawn(move || std::fs::read_to_string(f2));
+        let mut sink = EventSink::create(&fifo)?;
+        sink.emit(&Event::new(0, 0.0, EventKind::CameraOk {}))?;
+        sink.finish()?;
+        let text = reader.join().map_err(|_| "reader")??;
+        assert!(text.contains("camera_ok"));
+        use std::os::unix::fs::FileTypeExt;
+        assert!(std::fs::metadata(&fifo)?.file_type().is_fifo(), "still a FIFO");
+        assert!(!partial_path(&fifo).exists());
         Ok(())
     }
 }
