@@ -155,6 +155,8 @@ pub struct Region {
     pub felt: Vec<bool>,
     /// Mat area a cell covers, in mm² (an average over the mat).
     pub cell_mm2: f64,
+    /// Indices of the watched cells (kept so each comparison need not find them again).
+    watched: Vec<usize>,
 }
 
 impl Region {
@@ -162,7 +164,7 @@ impl Region {
     pub fn whole(width: usize, height: usize, factor: i32, frame_width: u32) -> Region {
         let mm_per_px = crate::geometry::MatSpec::STANDARD.length_mm / (0.9 * frame_width.max(1) as f64);
         let cell_mm = mm_per_px * factor as f64;
-        Region { width, height, watch: vec![true; width * height], felt: vec![false; width * height], cell_mm2: cell_mm * cell_mm }
+        Region { width, height, watch: vec![true; width * height], felt: vec![false; width * height], cell_mm2: cell_mm * cell_mm, watched: (0..width * height).collect() }
     }
 
     /// The mat of a calibration, for cells of `factor` pixels.
@@ -188,7 +190,8 @@ impl Region {
             return Region::whole(width, height, factor, frame_width);
         }
         let cell_mm2 = cal.mat.length_mm * cal.mat.width_mm / on_mat as f64;
-        Region { width, height, watch, felt, cell_mm2 }
+        let watched = (0..width * height).filter(|&i| watch[i]).collect();
+        Region { width, height, watch, felt, cell_mm2, watched }
     }
 
     fn cells(&self, mm2: f64) -> usize {
@@ -223,10 +226,10 @@ fn median(v: &mut [f32]) -> f32 {
 /// largest channel per cell, thresholded at `noise_factor` × its median (at least `min_level`).
 pub fn compare(a: &SmallFrame, b: &SmallFrame, region: &Region, opts: &SettleOptions) -> Change {
     let n = a.width * a.height;
-    if b.width * b.height != n || region.watch.len() != n {
+    if b.width * b.height != n || region.watch.len() != n || region.watched.last().is_some_and(|&i| i >= n) {
         return Change { changed: vec![true; n], count: n, threshold: 0.0, gain: [1.0; 3] };
     }
-    let watched: Vec<usize> = (0..n).filter(|&i| region.watch[i]).collect();
+    let watched = &region.watched;
     let stride = (watched.len() / MEDIAN_SAMPLES).max(1);
     let mut gain = [1.0f32; 3];
     let mut offset = [0.0f32; 3];
@@ -244,21 +247,24 @@ pub fn compare(a: &SmallFrame, b: &SmallFrame, region: &Region, opts: &SettleOpt
         buf.extend(watched.iter().step_by(stride).map(|&i| b.bgr[3 * i + c] as f32 - gain[c] * a.bgr[3 * i + c] as f32));
         offset[c] = median(&mut buf);
     }
-    let residual = |i: usize| -> f32 {
-        let mut r = 0.0f32;
-        for c in 0..3 {
-            r = r.max((b.bgr[3 * i + c] as f32 - gain[c] * a.bgr[3 * i + c] as f32 - offset[c]).abs());
-        }
-        r
-    };
+    let residual: Vec<f32> = watched
+        .iter()
+        .map(|&i| {
+            let mut r = 0.0f32;
+            for c in 0..3 {
+                r = r.max((b.bgr[3 * i + c] as f32 - gain[c] * a.bgr[3 * i + c] as f32 - offset[c]).abs());
+            }
+            r
+        })
+        .collect();
     buf.clear();
-    buf.extend(watched.iter().step_by(stride).map(|&i| residual(i)));
+    buf.extend(residual.iter().step_by(stride).copied());
     let noise = median(&mut buf);
     let threshold = (opts.noise_factor * noise).max(opts.min_level);
     let mut changed = vec![false; n];
     let mut count = 0;
-    for &i in &watched {
-        if residual(i) > threshold {
+    for (&i, &r) in watched.iter().zip(&residual) {
+        if r > threshold {
             changed[i] = true;
             count += 1;
         }
