@@ -27,3 +27,4 @@ pub mod report;
 pub mod stack;
 pub mod rules;
 pub mod synth;
+pub mod track;

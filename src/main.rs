@@ -42,6 +42,65 @@ enum Command {
     Eval(EvalArgs),
     /// Render synthetic scenes with exact truth: an image and a winkeye.position/1 document each.
     Synth(SynthArgs),
+    /// Recorded footage → a winkeye.event/1 stream: settled positions, motion, shots, flags.
+    Replay(ReplayArgs),
+    /// The same, live from a camera.
+    Watch(WatchArgs),
+}
+
+#[derive(clap::Args)]
+struct ReplayArgs {
+    /// A video file (avi/MJPG, mp4, mkv, a `winkeye synth --clip` clip), a folder of numbered images, or a glob such as "frames/img-*.jpg".
+    video: PathBuf,
+    /// A calibration file (from `winkeye calibrate`); default: calibrate on the first still frame.
+    #[arg(long, value_name = "FILE")]
+    calibration: Option<PathBuf>,
+    /// Write the events here as JSON Lines ("-" for stdout, the default). The stream goes to OUT.partial while it runs and replaces OUT at the end.
+    #[arg(long, value_name = "OUT.jsonl", default_value = "-")]
+    events: PathBuf,
+    /// Write the footage with the current settled position drawn over it (.mp4 or .avi).
+    #[arg(long, value_name = "OUT.mp4")]
+    annotated: Option<PathBuf>,
+    /// Ruleset (see `winkeye rulesets`).
+    #[arg(long, value_name = "NAME", value_parser = parse_ruleset, default_value = "etwa-2012")]
+    ruleset: Ruleset,
+    /// Look at every Nth frame only (motion and settling); every frame still goes into --annotated.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    stride: u64,
+    /// Seconds the mat must be still before a position counts as settled.
+    #[arg(long, value_name = "S", default_value_t = 0.5)]
+    settle: f64,
+}
+
+#[derive(clap::Args)]
+struct WatchArgs {
+    /// The camera's index (see --list-cameras).
+    #[arg(long, value_name = "INDEX", default_value_t = 0)]
+    camera: u32,
+    /// List the cameras and exit.
+    #[arg(long)]
+    list_cameras: bool,
+    /// A calibration file (from `winkeye calibrate`); default: calibrate on the first still frame.
+    #[arg(long, value_name = "FILE")]
+    calibration: Option<PathBuf>,
+    /// Write the events here as JSON Lines ("-" for stdout, the default). The stream goes to OUT.partial while it runs and replaces OUT when watching ends (Ctrl-C).
+    #[arg(long, value_name = "OUT.jsonl", default_value = "-")]
+    events: PathBuf,
+    /// Ask the camera for this size, WIDTHxHEIGHT (the closest it offers).
+    #[arg(long, default_value = "1920x1080", value_parser = parse_resolution)]
+    resolution: (u32, u32),
+    /// Ask the camera for this many frames per second (the closest it offers).
+    #[arg(long, value_name = "N", default_value_t = 30)]
+    fps: u32,
+    /// Show the live picture with the current settled position drawn over it, where a display exists.
+    #[arg(long)]
+    window: bool,
+    /// Ruleset (see `winkeye rulesets`).
+    #[arg(long, value_name = "NAME", value_parser = parse_ruleset, default_value = "etwa-2012")]
+    ruleset: Ruleset,
+    /// Seconds the mat must be still before a position counts as settled.
+    #[arg(long, value_name = "S", default_value_t = 0.5)]
+    settle: f64,
 }
 
 #[derive(clap::Args)]
@@ -209,6 +268,8 @@ fn run(cli: Cli) -> Result<()> {
         Command::Synth(args) => cmd_synth(&args),
         Command::Eval(args) => cmd_eval(&args),
         Command::Calibrate(args) => cmd_calibrate(&args),
+        Command::Replay(args) => cmd_replay(&args),
+        Command::Watch(args) => cmd_watch(&args),
         Command::Rulesets => {
             for r in Ruleset::ALL {
                 println!("{:<16} {}", r.name(), r.summary());
@@ -523,4 +584,226 @@ fn emit_calibration(file: &winkeye::calibrate::file::CalibrationFile, out: Optio
         None => print!("{text}"),
     }
     Ok(())
+}
+
+/// Sets a flag on Ctrl-C (once per process; later calls reuse it).
+fn interrupt_flag() -> Result<std::sync::Arc<std::sync::atomic::AtomicBool>> {
+    use std::sync::atomic::AtomicBool;
+    use std::sync::{Arc, OnceLock};
+    static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+    if let Some(f) = FLAG.get() {
+        return Ok(f.clone());
+    }
+    let flag = Arc::new(AtomicBool::new(false));
+    let f2 = flag.clone();
+    ctrlc::set_handler(move || f2.store(true, std::sync::atomic::Ordering::SeqCst)).context("cannot catch Ctrl-C")?;
+    Ok(FLAG.get_or_init(|| flag).clone())
+}
+
+/// The tracking options and calibration shared by `replay` and `watch`.
+fn tracker_for(
+    calibration: Option<&std::path::Path>,
+    ruleset: Ruleset,
+    settle: f64,
+    source_path: String,
+) -> Result<winkeye::track::Tracker<winkeye::track::Referee>> {
+    use winkeye::track::{settle::SettleOptions, Referee, Tracker, TrackerOptions};
+    if !(settle.is_finite() && (0.0..=60.0).contains(&settle)) {
+        anyhow::bail!("--settle {settle} is outside 0-60 seconds");
+    }
+    let file = calibration.map(winkeye::calibrate::file::CalibrationFile::load).transpose()?;
+    let lens = file.as_ref().map(|f| f.lens.clone());
+    let cal = file.as_ref().and_then(|f| f.calibration());
+    let opts = TrackerOptions { settle: SettleOptions { settle_s: settle, ..SettleOptions::default() }, ruleset, source_path: Some(source_path) };
+    Ok(Tracker::new(Referee { ruleset, lens }, opts, cal))
+}
+
+/// How a stream ended.
+enum Ending {
+    Footage,
+    Interrupted,
+}
+
+fn end_event(frame: u64, t_s: f64, source: &dyn winkeye::capture::FrameSource, processed: u64, settled: u64, ending: &Ending) -> winkeye::track::events::Event {
+    use winkeye::track::events::{Event, EventKind};
+    let reason = match ending {
+        Ending::Footage => "end_of_footage",
+        Ending::Interrupted => "interrupted",
+    };
+    Event::new(
+        frame,
+        t_s,
+        EventKind::End {
+            frames_read: source.read(),
+            frames_skipped: source.skipped(),
+            frames_processed: processed,
+            frames_dropped: source.dropped(),
+            settled,
+            reason: reason.into(),
+        },
+    )
+}
+
+fn cmd_replay(args: &ReplayArgs) -> Result<()> {
+    use winkeye::capture::{FrameSource, SourceEvent};
+    use winkeye::track::events::EventSink;
+    // Input first: a missing or unreadable video fails here, before any output exists.
+    let source = winkeye::capture::open_recorded(&args.video)?;
+    if let Some(p) = &args.annotated {
+        winkeye::track::annotate::codec_for(p)?;
+    }
+    let mut tracker = tracker_for(args.calibration.as_deref(), args.ruleset, args.settle, source.describe())?;
+    let fps = source.fps().unwrap_or(winkeye::capture::source::DEFAULT_SEQUENCE_FPS);
+    let total = source.frame_count().unwrap_or(0);
+    let mut source = winkeye::capture::prefetch(source, 4)?;
+    let interrupted = interrupt_flag()?;
+    let mut sink = EventSink::create(&args.events)?;
+    let mut annotated: Option<winkeye::track::annotate::AnnotatedWriter> = None;
+    let bar = progress_bar(total, "{bar:30} {pos}/{len} frames, {per_sec}, {eta} left");
+    let mut events = Vec::new();
+    let (mut last_frame, mut last_t) = (0u64, 0.0f64);
+    let started = std::time::Instant::now();
+    let ending = loop {
+        if interrupted.load(std::sync::atomic::Ordering::SeqCst) {
+            break Ending::Interrupted;
+        }
+        let Some(ev) = source.next_event()? else { break Ending::Footage };
+        let SourceEvent::Frame(frame) = ev else { continue };
+        (last_frame, last_t) = (frame.index, frame.t_s);
+        if frame.index % args.stride == 0 {
+            tracker.push(&frame, &mut events)?;
+            for e in events.drain(..) {
+                sink.emit(&e)?;
+            }
+            for w in tracker.take_warnings() {
+                bar.println(format!("{}: {w}", args.video.display()));
+            }
+        }
+        if let Some(path) = &args.annotated {
+            if annotated.is_none() {
+                let size = (opencv::prelude::MatTraitConst::cols(&frame.image) as u32, opencv::prelude::MatTraitConst::rows(&frame.image) as u32);
+                annotated = Some(winkeye::track::annotate::AnnotatedWriter::create(path, fps, size)?);
+            }
+            if let Some(w) = annotated.as_mut() {
+                w.write(&frame.image, tracker.current(), tracker.stats().settled)?;
+            }
+        }
+        bar.inc(1);
+    };
+    bar.finish_and_clear();
+    let stats = tracker.stats();
+    sink.emit(&end_event(last_frame, last_t, &source, stats.processed, stats.settled, &ending))?;
+    sink.finish()?;
+    if let Some(w) = annotated {
+        w.finish()?;
+    }
+    let secs = started.elapsed().as_secs_f64();
+    eprintln!(
+        "{}: {} frames read, {} skipped, {} settled position{}, {:.0} frames/s{}",
+        args.video.display(),
+        source.read(),
+        source.skipped(),
+        stats.settled,
+        if stats.settled == 1 { "" } else { "s" },
+        source.read() as f64 / secs.max(1e-9),
+        if matches!(ending, Ending::Interrupted) { " (interrupted)" } else { "" }
+    );
+    if args.events.as_os_str() != "-" {
+        eprintln!("wrote {}", args.events.display());
+    }
+    if let Some(p) = &args.annotated {
+        eprintln!("wrote {}", p.display());
+    }
+    Ok(())
+}
+
+fn cmd_watch(args: &WatchArgs) -> Result<()> {
+    use winkeye::capture::{CameraOptions, CameraSource, FrameSource, SourceEvent};
+    use winkeye::track::events::{Event, EventKind, EventSink};
+    if args.list_cameras {
+        let cams = winkeye::capture::list_cameras()?;
+        if cams.is_empty() {
+            eprintln!("no cameras found");
+        }
+        for c in cams {
+            println!("{:<4} {} ({})", c.index, c.name, c.description);
+        }
+        return Ok(());
+    }
+    let mut tracker = tracker_for(args.calibration.as_deref(), args.ruleset, args.settle, format!("camera {}", args.camera))?;
+    // Input first: no camera fails here, before any output exists.
+    let mut source = CameraSource::open(CameraOptions { index: args.camera, resolution: args.resolution, fps: args.fps })?;
+    let interrupted = interrupt_flag()?;
+    let window = args.window && has_display();
+    if args.window && !window {
+        eprintln!("no display: --window ignored");
+    }
+    let mut sink = EventSink::create(&args.events)?;
+    eprintln!("watching camera {} (Ctrl-C to stop)", args.camera);
+    let mut events = Vec::new();
+    let (mut last_frame, mut last_t) = (0u64, 0.0f64);
+    let mut layer: Option<(u64, winkeye::track::annotate::OverlayLayer)> = None;
+    loop {
+        if interrupted.load(std::sync::atomic::Ordering::SeqCst) {
+            break;
+        }
+        match source.next_event()? {
+            None => break,
+            Some(SourceEvent::Idle) => {}
+            Some(SourceEvent::Lost { error, retry_in_s }) => {
+                eprintln!("camera {} lost: {error}; retrying", args.camera);
+                sink.emit(&Event::new(last_frame, last_t, EventKind::CameraLost { error, retry_in_s }))?;
+            }
+            Some(SourceEvent::Restored) => {
+                eprintln!("camera {} back", args.camera);
+                sink.emit(&Event::new(last_frame, last_t, EventKind::CameraOk {}))?;
+            }
+            Some(SourceEvent::Frame(frame)) => {
+                (last_frame, last_t) = (frame.index, frame.t_s);
+                tracker.push(&frame, &mut events)?;
+                for e in events.drain(..) {
+                    sink.emit(&e)?;
+                }
+                for w in tracker.take_warnings() {
+                    eprintln!("camera {}: {w}", args.camera);
+                }
+                if window {
+                    let settled = tracker.stats().settled;
+                    if let Some(p) = tracker.current() {
+                        if layer.as_ref().is_none_or(|(v, _)| *v != settled) {
+                            let (w, h) = (opencv::prelude::MatTraitConst::cols(&frame.image) as u32, opencv::prelude::MatTraitConst::rows(&frame.image) as u32);
+                            layer = Some((settled, winkeye::track::annotate::position_layer(p, w, h)));
+                        }
+                    }
+                    let mut shown = frame.image.clone();
+                    if let Some((_, l)) = &layer {
+                        l.apply(&mut shown)?;
+                    }
+                    opencv::highgui::imshow("winkeye", &shown)?;
+                    // Esc or q closes the window and stops, like Ctrl-C.
+                    let key = opencv::highgui::wait_key(1)?;
+                    if key == 27 || key == 'q' as i32 {
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    let stats = tracker.stats();
+    sink.emit(&end_event(last_frame, last_t, &source as &dyn FrameSource, stats.processed, stats.settled, &Ending::Interrupted))?;
+    sink.finish()?;
+    eprintln!("camera {}: {} frames, {} dropped as stale, {} settled positions", args.camera, source.read(), source.dropped(), stats.settled);
+    if args.events.as_os_str() != "-" {
+        eprintln!("wrote {}", args.events.display());
+    }
+    Ok(())
+}
+
+/// Whether a window can be shown.
+fn has_display() -> bool {
+    if cfg!(target_os = "linux") {
+        std::env::var_os("DISPLAY").is_some() || std::env::var_os("WAYLAND_DISPLAY").is_some()
+    } else {
+        true
+    }
 }

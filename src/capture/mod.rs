@@ -1,6 +1,12 @@
-//! Where frames come from. This version reads still images; video files, cameras and the
-//! renderer's clips come behind the same door later.
+//! Where frames come from: still images, and streams of frames behind one trait
+//! ([`FrameSource`]): video files (OpenCV), folders or globs of numbered images, the renderer's
+//! clips (video files too), and live cameras (nokhwa).
 
+pub mod source;
 mod still;
 
+pub use source::{
+    list_cameras, open_recorded, prefetch, CameraListing, CameraOptions, CameraSource, Frame, FrameSource, ImageSequence, Prefetch, SourceError,
+    SourceEvent, VideoFile,
+};
 pub use still::{load_image, CaptureError};

@@ -1,0 +1,481 @@
+//! Between two settled positions: which wink is which, and what the shot did.
+//!
+//! Identities: winks are interchangeable within a colour and size (each colour has 2 large and 4
+//! small), so the winks of each (colour, size) group in the new position are assigned to those of
+//! the old one by the *exact* minimum total distance moved, among assignments that match as many
+//! winks as possible. Usually one to three winks move in a shot and the rest stay within a
+//! millimetre, so the minimum-distance assignment keeps every resting wink's id and gives the
+//! movers theirs. Groups are at most six winks, so an exact search over subsets is cheap.
+//!
+//! Winks that vanish are kept by reasoning (a colour has six winks): one whose old footprint now
+//! lies wholly under a wink of the new position is hidden under it (it stays where it was, with a
+//! squop); any other went into the pot (potted winks are often out of sight inside it).
+
+use crate::geometry::MatPoint;
+use crate::report::position::{Colour, Flag, Position, PositionError, Squop, Wink, WinkSize, WinkState};
+use crate::rules::Ruleset;
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::{BTreeSet, HashMap};
+
+/// Least displacement of a footprint that counts as moved, in mm (well above the detector's
+/// repeatability on a resting wink, well below any shot).
+pub const MOVE_MIN_MM: f64 = 3.0;
+/// Slack when deciding that one wink's footprint lies wholly under another's, in mm.
+const HIDDEN_SLACK_MM: f64 = 1.5;
+/// Stand-in distance between a wink whose place is unknown and one whose place is known, in mm.
+const UNKNOWN_PLACE_MM: f64 = 500.0;
+/// Largest group the exact assignment handles; larger ones (a detector gone wrong) are matched
+/// greedily.
+const EXACT_MAX: usize = 12;
+/// Confidence given to winks kept by reasoning rather than seen.
+const REASONED_CONFIDENCE: f64 = 0.5;
+
+/// A wink that moved (or changed state) in the shot.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Moved {
+    /// Its id (carried from the old position).
+    pub id: String,
+    /// Colour.
+    pub colour: Colour,
+    /// Size class.
+    pub size: WinkSize,
+    /// Footprint before, in mm (null when not known, e.g. potted).
+    pub from_mm: Option<MatPoint>,
+    /// Footprint after, in mm.
+    pub to_mm: Option<MatPoint>,
+    /// State before.
+    pub from_state: WinkState,
+    /// State after.
+    pub to_state: WinkState,
+}
+
+/// A squop by ids.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct SquopPair {
+    /// The squopping wink.
+    pub upper: String,
+    /// The squopped wink.
+    pub lower: String,
+}
+
+/// What changed between two settled positions: the `shot` event's content.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Shot {
+    /// Winks that moved or changed state.
+    pub moved: Vec<Moved>,
+    /// Winks newly potted.
+    pub potted: Vec<String>,
+    /// Winks that went off.
+    pub off: Vec<String>,
+    /// Squops made.
+    pub squops_made: Vec<SquopPair>,
+    /// Squops broken.
+    pub squops_broken: Vec<SquopPair>,
+    /// Winks no longer seen, kept in the position by reasoning: under which wink, or "pot".
+    pub inferred: Vec<Inferred>,
+}
+
+/// A wink kept by reasoning.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Inferred {
+    /// Its id.
+    pub id: String,
+    /// Where it is taken to be: the id of the wink covering it, or "pot".
+    pub under: String,
+}
+
+impl Shot {
+    /// Whether nothing changed.
+    pub fn is_empty(&self) -> bool {
+        self.moved.is_empty() && self.squops_made.is_empty() && self.squops_broken.is_empty()
+    }
+}
+
+/// A new settled position tracked against the previous one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tracked {
+    /// The new position with ids carried over, reasoned winks added, and the rules applied again.
+    pub position: Position,
+    /// What the shot did.
+    pub shot: Shot,
+    /// Flags raised in the new position that the old one did not have.
+    pub new_flags: Vec<Flag>,
+}
+
+/// Why tracking failed.
+#[derive(Debug, thiserror::Error)]
+pub enum DiffError {
+    /// The tracked position broke the document's rules.
+    #[error("the tracked position is inconsistent: {0}")]
+    Position(#[from] PositionError),
+}
+
+/// Where a wink is for matching: its footprint, or the pot's centre for a potted wink without one.
+fn place(w: &Wink) -> Option<MatPoint> {
+    w.centre_mm.or((w.state == WinkState::Potted).then_some(MatPoint::new(0.0, 0.0)))
+}
+
+fn cost(a: &Wink, b: &Wink) -> f64 {
+    match (place(a), place(b)) {
+        (Some(p), Some(q)) => p.distance(q),
+        (None, None) => 0.0,
+        _ => UNKNOWN_PLACE_MM,
+    }
+}
+
+/// Assigns rows to distinct columns (rows ≤ columns) at least total cost: exact over subsets of
+/// columns for small groups, greedy beyond. Returns the column of each row.
+fn assign(costs: &[Vec<f64>], columns: usize) -> Vec<usize> {
+    let rows = costs.len();
+    if rows == 0 {
+        return Vec::new();
+    }
+    if columns > EXACT_MAX {
+        let mut pairs: Vec<(f64, usize, usize)> = (0..rows).flat_map(|r| (0..columns).map(move |c| (r, c))).map(|(r, c)| (costs[r][c], r, c)).collect();
+        pairs.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let mut out = vec![usize::MAX; rows];
+        let mut used = vec![false; columns];
+        for (_, r, c) in pairs {
+            if out[r] == usize::MAX && !used[c] {
+                out[r] = c;
+                used[c] = true;
+            }
+        }
+        return out;
+    }
+    // best[mask] after assigning the first popcount(mask) rows to the columns in mask.
+    let full = 1usize << columns;
+    let mut best = vec![f64::INFINITY; full];
+    let mut from = vec![usize::MAX; full];
+    best[0] = 0.0;
+    for mask in 0..full {
+        let r = mask.count_ones() as usize;
+        if r >= rows || !best[mask].is_finite() {
+            continue;
+        }
+        for c in 0..columns {
+            if mask & (1 << c) == 0 {
+                let next = mask | (1 << c);
+                let v = best[mask] + costs[r][c];
+                if v < best[next] {
+                    best[next] = v;
+                    from[next] = c;
+                }
+            }
+        }
+    }
+    let end = (0..full).filter(|m| m.count_ones() as usize == rows).min_by(|a, b| best[*a].total_cmp(&best[*b])).unwrap_or(0);
+    let mut out = vec![0; rows];
+    let mut mask = end;
+    for r in (0..rows).rev() {
+        let c = from[mask];
+        out[r] = c;
+        mask &= !(1 << c);
+    }
+    out
+}
+
+/// Matches the new winks to the old ones within each (colour, size) group. Returns, for each new
+/// wink, the index of its old wink (or `None` for a wink that appeared).
+pub fn match_winks(old: &[Wink], new: &[Wink]) -> Vec<Option<usize>> {
+    let mut out = vec![None; new.len()];
+    let mut groups: HashMap<(Colour, WinkSize), (Vec<usize>, Vec<usize>)> = HashMap::new();
+    for (i, w) in old.iter().enumerate() {
+        groups.entry((w.colour, w.size)).or_default().0.push(i);
+    }
+    for (j, w) in new.iter().enumerate() {
+        groups.entry((w.colour, w.size)).or_default().1.push(j);
+    }
+    for (olds, news) in groups.values() {
+        if olds.len() <= news.len() {
+            let costs: Vec<Vec<f64>> = olds.iter().map(|&i| news.iter().map(|&j| cost(&old[i], &new[j])).collect()).collect();
+            for (r, c) in assign(&costs, news.len()).into_iter().enumerate() {
+                if let Some(&j) = news.get(c) {
+                    out[j] = Some(olds[r]);
+                }
+            }
+        } else {
+            let costs: Vec<Vec<f64>> = news.iter().map(|&j| olds.iter().map(|&i| cost(&old[i], &new[j])).collect()).collect();
+            for (r, c) in assign(&costs, olds.len()).into_iter().enumerate() {
+                if let Some(&i) = olds.get(c) {
+                    out[news[r]] = Some(i);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The number at the end of an id such as `w17`.
+fn id_number(id: &str) -> Option<u64> {
+    let digits: String = id.chars().rev().take_while(|c| c.is_ascii_digit()).collect::<Vec<_>>().into_iter().rev().collect();
+    digits.parse().ok()
+}
+
+/// Compares a flag by what it says, not by its wording: kind, rule and the winks concerned.
+fn flag_key(f: &Flag) -> (String, String, BTreeSet<String>) {
+    (f.detail.kind().to_string(), f.rule.clone(), f.winks.iter().cloned().collect())
+}
+
+/// Tracks `new` (as the analyser made it) against the previous settled position `old` (already
+/// tracked): carries ids, keeps vanished winks by reasoning, applies the rules again, and works out
+/// the shot and the new flags. With no previous position the new one is taken as it is.
+pub fn track(old: Option<&Position>, new: &Position, ruleset: Ruleset) -> Result<Tracked, DiffError> {
+    let Some(old) = old else {
+        return Ok(Tracked { position: new.clone(), shot: Shot::default(), new_flags: new.flags.clone() });
+    };
+    let nominal = &ruleset.spec().winks;
+    let matches = match_winks(&old.winks, &new.winks);
+    let mut next_id = old.winks.iter().chain(new.winks.iter()).filter_map(|w| id_number(&w.id)).max().unwrap_or(0) + 1;
+    let mut rename: HashMap<String, String> = HashMap::new();
+    let mut winks: Vec<Wink> = Vec::with_capacity(new.winks.len());
+    let taken: BTreeSet<String> = old.winks.iter().map(|w| w.id.clone()).collect();
+    for (j, w) in new.winks.iter().enumerate() {
+        let id = match matches[j] {
+            Some(i) => old.winks[i].id.clone(),
+            None => loop {
+                let candidate = format!("w{next_id}");
+                next_id += 1;
+                if !taken.contains(&candidate) && !new.winks.iter().any(|o| o.id == candidate) {
+                    break candidate;
+                }
+            },
+        };
+        rename.insert(w.id.clone(), id.clone());
+        winks.push(Wink { id, ..w.clone() });
+    }
+    let mut squops: Vec<Squop> = new
+        .squops
+        .iter()
+        .filter_map(|s| Some(Squop { upper: rename.get(&s.upper)?.clone(), lower: rename.get(&s.lower)?.clone(), ..s.clone() }))
+        .collect();
+
+    // Vanished winks, kept by reasoning.
+    let mut shot = Shot::default();
+    let matched_old: BTreeSet<usize> = matches.iter().flatten().copied().collect();
+    for (i, w) in old.winks.iter().enumerate() {
+        if matched_old.contains(&i) {
+            continue;
+        }
+        let r = w.radius_mm(nominal);
+        let cover = w.centre_mm.and_then(|p| {
+            winks
+                .iter()
+                .filter(|o| o.state != WinkState::Potted)
+                .filter_map(|o| o.centre_mm.map(|q| (o, p.distance(q))))
+                .filter(|(o, d)| d + r <= o.radius_mm(nominal) + HIDDEN_SLACK_MM)
+                .min_by(|a, b| a.1.total_cmp(&b.1))
+                .map(|(o, d)| (o.id.clone(), o.radius_mm(nominal) + r - d))
+        });
+        let mut kept = w.clone();
+        kept.confidence = Some(REASONED_CONFIDENCE);
+        match cover {
+            Some((upper, margin_mm)) if w.state != WinkState::Potted => {
+                kept.extra.insert("inferred".into(), Value::String(format!("hidden under {upper}")));
+                // An unplayed wink cannot be squopped (3): one covered has been played.
+                if kept.state == WinkState::Unplayed {
+                    kept.state = WinkState::InPlay;
+                }
+                kept.level = Some(0);
+                squops.push(Squop { upper: upper.clone(), lower: w.id.clone(), margin_mm: Some(margin_mm), confidence: Some(REASONED_CONFIDENCE), extra: Default::default() });
+                shot.inferred.push(Inferred { id: w.id.clone(), under: upper });
+            }
+            _ => {
+                kept.extra.insert("inferred".into(), Value::String("out of sight in the pot".into()));
+                kept.state = WinkState::Potted;
+                kept.centre_mm = None;
+                kept.centre_px = None;
+                kept.level = None;
+                shot.inferred.push(Inferred { id: w.id.clone(), under: "pot".into() });
+            }
+        }
+        winks.push(kept);
+    }
+
+    let renamed = Position { winks, squops, piles: Vec::new(), flags: Vec::new(), ..new.clone() };
+    let position = crate::rules::apply(&renamed, ruleset)?;
+
+    // The shot.
+    let by_id: HashMap<&str, &Wink> = old.winks.iter().map(|w| (w.id.as_str(), w)).collect();
+    for w in &position.winks {
+        let Some(before) = by_id.get(w.id.as_str()) else { continue };
+        let moved = match (place(before), place(w)) {
+            (Some(p), Some(q)) => p.distance(q) >= MOVE_MIN_MM,
+            (None, None) => false,
+            _ => true,
+        };
+        if moved || before.state != w.state {
+            shot.moved.push(Moved {
+                id: w.id.clone(),
+                colour: w.colour,
+                size: w.size,
+                from_mm: before.centre_mm,
+                to_mm: w.centre_mm,
+                from_state: before.state,
+                to_state: w.state,
+            });
+        }
+        if w.state == WinkState::Potted && before.state != WinkState::Potted {
+            shot.potted.push(w.id.clone());
+        }
+        if w.state == WinkState::Off && before.state != WinkState::Off {
+            shot.off.push(w.id.clone());
+        }
+    }
+    let pairs = |p: &Position| -> BTreeSet<SquopPair> { p.squops.iter().map(|s| SquopPair { upper: s.upper.clone(), lower: s.lower.clone() }).collect() };
+    let (before, after) = (pairs(old), pairs(&position));
+    shot.squops_made = after.difference(&before).cloned().collect();
+    shot.squops_broken = before.difference(&after).cloned().collect();
+    let old_flags: BTreeSet<_> = old.flags.iter().map(flag_key).collect();
+    let new_flags = position.flags.iter().filter(|f| !old_flags.contains(&flag_key(f))).cloned().collect();
+    Ok(Tracked { position, shot, new_flags })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::position::POSITION_FORMAT;
+
+    fn wink(id: &str, colour: Colour, size: WinkSize, x: f64, y: f64, state: WinkState) -> Wink {
+        Wink {
+            id: id.into(),
+            colour,
+            size,
+            diameter_mm: None,
+            centre_px: None,
+            centre_mm: (state != WinkState::Potted).then_some(MatPoint::new(x, y)),
+            level: None,
+            state,
+            confidence: None,
+            left_mm: None,
+            extra: Default::default(),
+        }
+    }
+
+    fn position(winks: Vec<Wink>, squops: &[(&str, &str)]) -> Position {
+        let p = Position {
+            format: POSITION_FORMAT.into(),
+            source: None,
+            ruleset: None,
+            calibration: None,
+            winks,
+            squops: squops.iter().map(|(u, l)| Squop { upper: (*u).into(), lower: (*l).into(), margin_mm: None, confidence: None, extra: Default::default() }).collect(),
+            piles: Vec::new(),
+            counts: None,
+            game: None,
+            flags: Vec::new(),
+            score: None,
+            extra: Default::default(),
+        };
+        crate::rules::apply(&p, Ruleset::Etwa2012).expect("a valid test position")
+    }
+
+    use Colour::{Blue, Green, Red};
+    use WinkSize::{Large, Small};
+    use WinkState::{InPlay, Off, Potted};
+
+    /// The analyser numbers winks afresh each time; tracking must give them back their ids.
+    fn shuffled(p: &[Wink]) -> Vec<Wink> {
+        p.iter().rev().enumerate().map(|(k, w)| Wink { id: format!("d{k}"), ..w.clone() }).collect()
+    }
+
+    #[test]
+    fn ids_carry_and_a_move_is_reported() -> Result<(), Box<dyn std::error::Error>> {
+        let old = position(
+            vec![
+                wink("b1", Blue, Small, 100.0, 100.0, InPlay),
+                wink("b2", Blue, Small, 300.0, 100.0, InPlay),
+                wink("b3", Blue, Small, -200.0, 50.0, InPlay),
+                wink("g1", Green, Large, 0.0, 200.0, InPlay),
+            ],
+            &[],
+        );
+        // b2 slides 150 mm left, next to where b1 rests; the rest stay (with 0.4 mm of noise).
+        let new_winks = vec![
+            wink("b1", Blue, Small, 100.3, 99.7, InPlay),
+            wink("b2", Blue, Small, 150.0, 130.0, InPlay),
+            wink("b3", Blue, Small, -200.4, 50.2, InPlay),
+            wink("g1", Green, Large, 0.2, 200.0, InPlay),
+        ];
+        let new = position(shuffled(&new_winks), &[]);
+        let t = track(Some(&old), &new, Ruleset::Etwa2012)?;
+        let ids: BTreeSet<&str> = t.position.winks.iter().map(|w| w.id.as_str()).collect();
+        assert!(["b1", "b2", "b3", "g1"].iter().all(|id| ids.contains(id)), "{ids:?}");
+        assert_eq!(t.shot.moved.len(), 1, "{:?}", t.shot);
+        assert_eq!(t.shot.moved[0].id, "b2");
+        assert_eq!(t.shot.moved[0].to_mm, Some(MatPoint::new(150.0, 130.0)));
+        assert!(t.shot.potted.is_empty() && t.shot.off.is_empty() && t.shot.squops_made.is_empty());
+        Ok(())
+    }
+
+    #[test]
+    fn squops_made_and_broken() -> Result<(), Box<dyn std::error::Error>> {
+        let old = position(
+            vec![wink("r1", Red, Large, 0.0, 300.0, InPlay), wink("g1", Green, Small, 200.0, 0.0, InPlay), wink("g2", Green, Small, 214.0, 0.0, InPlay)],
+            &[("g2", "g1")],
+        );
+        // r1 lands on g1's far side and squops it; g2 is knocked off g1.
+        let new = position(
+            shuffled(&[wink("r1", Red, Large, 185.0, 0.0, InPlay), wink("g1", Green, Small, 200.0, 0.0, InPlay), wink("g2", Green, Small, 240.0, 10.0, InPlay)]),
+            &[],
+        );
+        let mut new = new;
+        let (r1, g1) = (new.winks.iter().find(|w| w.colour == Red).map(|w| w.id.clone()), new.winks.iter().find(|w| w.colour == Green && w.centre_mm == Some(MatPoint::new(200.0, 0.0))).map(|w| w.id.clone()));
+        new.squops.push(Squop { upper: r1.ok_or("r1")?, lower: g1.ok_or("g1")?, margin_mm: Some(4.0), confidence: None, extra: Default::default() });
+        let t = track(Some(&old), &new, Ruleset::Etwa2012)?;
+        assert_eq!(t.shot.squops_made, vec![SquopPair { upper: "r1".into(), lower: "g1".into() }]);
+        assert_eq!(t.shot.squops_broken, vec![SquopPair { upper: "g2".into(), lower: "g1".into() }]);
+        assert!(t.new_flags.iter().any(|f| f.detail.kind() == "squop" && f.winks.contains(&"r1".to_string())), "{:?}", t.new_flags);
+        Ok(())
+    }
+
+    #[test]
+    fn potted_off_and_hidden_winks() -> Result<(), Box<dyn std::error::Error>> {
+        let old = position(
+            vec![
+                wink("b1", Blue, Small, 60.0, 0.0, InPlay),
+                wink("b2", Blue, Large, 300.0, 400.0, InPlay),
+                wink("g1", Green, Small, 500.0, 0.0, InPlay),
+                wink("r1", Red, Large, 470.0, 0.0, InPlay),
+                wink("r2", Red, Small, -300.0, -100.0, InPlay),
+            ],
+            &[],
+        );
+        // b1 is seen in the pot; b2 goes off over the long edge; r1 lands right on top of g1,
+        // hiding it; r2 vanishes (into the pot, out of sight).
+        let new = position(
+            shuffled(&[
+                wink("b1", Blue, Small, 0.0, 0.0, Potted),
+                wink("b2", Blue, Large, 320.0, 470.0, Off),
+                wink("r1", Red, Large, 501.0, 0.5, InPlay),
+            ]),
+            &[],
+        );
+        let t = track(Some(&old), &new, Ruleset::Etwa2012)?;
+        let mut potted = t.shot.potted.clone();
+        potted.sort();
+        assert_eq!(potted, ["b1", "r2"]);
+        assert_eq!(t.shot.off, ["b2"]);
+        assert!(t.shot.inferred.contains(&Inferred { id: "g1".into(), under: "r1".into() }), "{:?}", t.shot.inferred);
+        assert!(t.shot.inferred.contains(&Inferred { id: "r2".into(), under: "pot".into() }));
+        assert_eq!(t.shot.squops_made, vec![SquopPair { upper: "r1".into(), lower: "g1".into() }]);
+        let g1 = t.position.winks.iter().find(|w| w.id == "g1").ok_or("g1 kept")?;
+        assert_eq!((g1.state, g1.centre_mm), (InPlay, Some(MatPoint::new(500.0, 0.0))));
+        assert!(t.new_flags.iter().any(|f| f.detail.kind() == "off" && f.winks == ["b2"]), "{:?}", t.new_flags);
+        // Carried ids stay unique and the rules accept the tracked position.
+        let ids: BTreeSet<&str> = t.position.winks.iter().map(|w| w.id.as_str()).collect();
+        assert_eq!(ids.len(), t.position.winks.len());
+        Ok(())
+    }
+
+    #[test]
+    fn assignment_is_the_exact_minimum() {
+        // Greedy would take (0,0) at cost 1 and then pay 100; the best pays 2 + 2.
+        let costs = vec![vec![1.0, 2.0], vec![2.0, 100.0]];
+        assert_eq!(assign(&costs, 2), vec![1, 0]);
+        // More columns than rows: the spare column stays unused.
+        let costs = vec![vec![5.0, 0.5, 9.0]];
+        assert_eq!(assign(&costs, 3), vec![1]);
+    }
+}

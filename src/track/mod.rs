@@ -1,0 +1,430 @@
+//! Tracking a stream: frames in, `winkeye.event/1` events out.
+//!
+//! Every frame goes through the cheap settle detector ([`settle`]); only a frame that has been
+//! still for the settle time, with nothing but winks changed on the mat, is analysed (once per
+//! settle), tracked against the previous settled position ([`diff`]) and reported ([`events`]).
+//! The calibration is made from the first still frame (or given), checked cheaply on each settle
+//! and, when it no longer fits (the mat or camera was bumped), reported lost, remade and reported
+//! good again.
+
+pub mod annotate;
+pub mod diff;
+pub mod events;
+pub mod settle;
+
+use crate::analyze::{analyze_frame, AnalyzeError, AnalyzeOptions};
+use crate::calibrate::{self, lens::Lens, CalibrateError, CalibrateOptions, Calibration};
+use crate::capture::Frame;
+use crate::report::position::{Position, Source};
+use crate::rules::Ruleset;
+use events::{Event, EventKind};
+use opencv::core::Mat;
+use opencv::prelude::*;
+use settle::{Presence, SettleDetector, SettleOptions, Shrinker, SmallFrame, Step};
+
+/// What the tracker asks of the vision pipeline; the real one is [`Referee`], tests use fakes.
+pub trait Analyser {
+    /// Calibrates a frame from scratch.
+    fn calibrate(&mut self, frame: &Mat) -> Result<Calibration, CalibrateError>;
+    /// Whether `cal` still fits `frame` (a cheap check).
+    fn still_fits(&mut self, frame: &Mat, cal: &Calibration) -> Result<bool, CalibrateError>;
+    /// The position in a settled frame.
+    fn analyse(&mut self, frame: &Mat, cal: &Calibration, source: Source) -> Result<Position, AnalyzeError>;
+}
+
+/// The real pipeline: [`calibrate::calibrate_frame`], [`calibrate::check_fit`] and
+/// [`analyze_frame`].
+#[derive(Debug, Clone)]
+pub struct Referee {
+    /// The ruleset.
+    pub ruleset: Ruleset,
+    /// A lens from a chessboard calibration, used when calibrating.
+    pub lens: Option<Lens>,
+}
+
+impl Analyser for Referee {
+    fn calibrate(&mut self, frame: &Mat) -> Result<Calibration, CalibrateError> {
+        calibrate::calibrate_frame(frame, &CalibrateOptions { mat: self.ruleset.spec().mat, corners: None, lens: self.lens.clone() })
+    }
+    fn still_fits(&mut self, frame: &Mat, cal: &Calibration) -> Result<bool, CalibrateError> {
+        Ok(calibrate::check_fit(frame, cal)?.fits())
+    }
+    fn analyse(&mut self, frame: &Mat, cal: &Calibration, source: Source) -> Result<Position, AnalyzeError> {
+        let mut opts = AnalyzeOptions::new(self.ruleset);
+        opts.calibration = Some(cal.clone());
+        opts.lens = self.lens.clone();
+        opts.source = source;
+        Ok(analyze_frame(frame, &opts)?.position)
+    }
+}
+
+/// What to track with.
+#[derive(Debug, Clone)]
+pub struct TrackerOptions {
+    /// Settle detection.
+    pub settle: SettleOptions,
+    /// The ruleset (for tracking and the rules applied to tracked positions).
+    pub ruleset: Ruleset,
+    /// What goes into each position's `source.path` (the video file, or the camera).
+    pub source_path: Option<String>,
+}
+
+/// Why tracking stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum TrackError {
+    /// A frame could not be shrunk (not 8-bit BGR).
+    #[error("frame {frame}: {source}")]
+    Frame {
+        /// The frame's index.
+        frame: u64,
+        /// OpenCV's error.
+        source: opencv::Error,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CalState {
+    /// Not yet tried (or given and not yet checked).
+    Unknown,
+    Good,
+    Lost,
+}
+
+/// Counts kept while tracking.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TrackStats {
+    /// Frames pushed.
+    pub processed: u64,
+    /// Settled positions emitted.
+    pub settled: u64,
+    /// Still candidates refused because something other than winks was over the mat.
+    pub refused: u64,
+    /// Settled frames whose analysis failed.
+    pub analysis_failed: u64,
+}
+
+/// Drives settle detection, calibration, analysis and tracking over a stream of frames.
+pub struct Tracker<A: Analyser> {
+    analyser: A,
+    opts: TrackerOptions,
+    detector: SettleDetector,
+    shrinker: Option<Shrinker>,
+    small: SmallFrame,
+    calibration: Option<Calibration>,
+    cal_state: CalState,
+    position: Option<Position>,
+    stats: TrackStats,
+    warnings: Vec<String>,
+}
+
+impl<A: Analyser> Tracker<A> {
+    /// A tracker; `calibration` is used as given (checked on the first settle), else the first
+    /// still frame is calibrated.
+    pub fn new(analyser: A, opts: TrackerOptions, calibration: Option<Calibration>) -> Tracker<A> {
+        Tracker {
+            analyser,
+            detector: SettleDetector::new(opts.settle.clone()),
+            opts,
+            shrinker: None,
+            small: SmallFrame::default(),
+            calibration,
+            cal_state: CalState::Unknown,
+            position: None,
+            stats: TrackStats::default(),
+            warnings: Vec::new(),
+        }
+    }
+
+    /// The current settled position (tracked), if any.
+    pub fn current(&self) -> Option<&Position> {
+        self.position.as_ref()
+    }
+
+    /// The calibration in use, if any.
+    pub fn calibration(&self) -> Option<&Calibration> {
+        self.calibration.as_ref()
+    }
+
+    /// The counts so far.
+    pub fn stats(&self) -> TrackStats {
+        self.stats
+    }
+
+    /// Messages for a person (analysis failures and the like) since the last call.
+    pub fn take_warnings(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.warnings)
+    }
+
+    /// Feeds one frame; events it causes are appended to `out`.
+    pub fn push(&mut self, frame: &Frame, out: &mut Vec<Event>) -> Result<(), TrackError> {
+        let width = frame.image.cols().max(0) as u32;
+        let shrinker = self.shrinker.get_or_insert_with(|| Shrinker::new(width, self.opts.settle.target_width));
+        shrinker.shrink(&frame.image, &mut self.small).map_err(|source| TrackError::Frame { frame: frame.index, source })?;
+        let factor = shrinker.factor();
+        self.stats.processed += 1;
+        if self.detector.region().is_none_or(|r| r.width != self.small.width || r.height != self.small.height) {
+            self.update_region(factor);
+        }
+        match self.detector.push(&self.small, frame.t_s, factor, width) {
+            Step::Nothing => {}
+            Step::Motion { area_mm2 } => out.push(Event::new(frame.index, frame.t_s, EventKind::Motion { area_mm2: area_mm2.round() })),
+            Step::Candidate { still_s } => self.candidate(frame, still_s, factor, out),
+        }
+        Ok(())
+    }
+
+    fn update_region(&mut self, factor: i32) {
+        let (w, h) = (self.small.width, self.small.height);
+        let region = self.calibration.as_ref().map(|c| settle::Region::from_calibration(c, w, h, factor));
+        self.detector.set_region(region);
+    }
+
+    /// Calibrates `frame` afresh; reports a change of state.
+    fn recalibrate(&mut self, frame: &Frame, factor: i32, out: &mut Vec<Event>) -> bool {
+        match self.analyser.calibrate(&frame.image) {
+            Ok(cal) => {
+                if self.cal_state == CalState::Lost {
+                    out.push(Event::new(frame.index, frame.t_s, EventKind::CalibrationOk { rms_px: (cal.rms_px * 1000.0).round() / 1000.0 }));
+                }
+                self.calibration = Some(cal);
+                self.cal_state = CalState::Good;
+                self.update_region(factor);
+                true
+            }
+            Err(e) => {
+                self.lose_calibration(frame, format!("cannot calibrate: {e}"), out);
+                false
+            }
+        }
+    }
+
+    fn lose_calibration(&mut self, frame: &Frame, reason: String, out: &mut Vec<Event>) {
+        if self.cal_state != CalState::Lost {
+            out.push(Event::new(frame.index, frame.t_s, EventKind::CalibrationLost { reason }));
+        }
+        self.cal_state = CalState::Lost;
+        self.calibration = None;
+        self.detector.forget_reference();
+        self.detector.set_region(None);
+    }
+
+    /// Whether the calibration still fits; a failed check counts as not fitting.
+    fn fits(&mut self, frame: &Frame) -> bool {
+        let Some(cal) = &self.calibration else { return false };
+        match self.analyser.still_fits(&frame.image, cal) {
+            Ok(f) => f,
+            Err(e) => {
+                self.warnings.push(format!("frame {}: calibration check failed: {e}", frame.index));
+                false
+            }
+        }
+    }
+
+    fn candidate(&mut self, frame: &Frame, still_s: f64, factor: i32, out: &mut Vec<Event>) {
+        let mut checked = false;
+        if self.calibration.is_none() {
+            if !self.recalibrate(frame, factor, out) {
+                self.detector.refuse();
+                return;
+            }
+            checked = true;
+        }
+        match self.detector.presence(&self.small, still_s) {
+            Presence::Clear => {}
+            Presence::Foreign { .. } => {
+                self.stats.refused += 1;
+                self.detector.refuse();
+                return;
+            }
+            Presence::LargeChange { .. } => {
+                // Everything changed but nothing foreign lies on the felt: perhaps the camera or
+                // the mat moved. Otherwise (a hand the felt test cannot see, light) wait.
+                let felt_clear = self.detector.region().is_some_and(|r| settle::nothing_foreign(&self.small, r, &self.opts.settle) == Presence::Clear);
+                if !(felt_clear && !self.fits(frame)) {
+                    self.stats.refused += 1;
+                    self.detector.refuse();
+                    return;
+                }
+                self.lose_calibration(frame, "the mat or the camera moved".into(), out);
+                if !self.recalibrate(frame, factor, out) {
+                    self.detector.refuse();
+                    return;
+                }
+                checked = true;
+            }
+        }
+        if !checked && !self.fits(frame) {
+            self.lose_calibration(frame, "the mat or the camera moved".into(), out);
+            if !self.recalibrate(frame, factor, out) {
+                self.detector.refuse();
+                return;
+            }
+        }
+        if self.cal_state == CalState::Unknown {
+            self.cal_state = CalState::Good;
+        }
+        let Some(cal) = &self.calibration else {
+            self.detector.refuse();
+            return;
+        };
+        let source = Source {
+            path: self.opts.source_path.clone(),
+            width: Some(frame.image.cols().max(0) as u32),
+            height: Some(frame.image.rows().max(0) as u32),
+            frame: Some(frame.index),
+            t_s: Some((frame.t_s * 1000.0).round() / 1000.0),
+            extra: Default::default(),
+        };
+        let analysed = self.analyser.analyse(&frame.image, cal, source);
+        // Either way this still scene has been dealt with: the next settle needs motion first.
+        self.detector.accept(&self.small);
+        let position = match analysed {
+            Ok(p) => p,
+            Err(e) => {
+                self.stats.analysis_failed += 1;
+                self.warnings.push(format!("frame {}: analysis failed: {e}", frame.index));
+                return;
+            }
+        };
+        let tracked = match diff::track(self.position.as_ref(), &position, self.opts.ruleset) {
+            Ok(t) => t,
+            Err(e) => {
+                self.warnings.push(format!("frame {}: tracking failed, ids start afresh: {e}", frame.index));
+                diff::Tracked { new_flags: position.flags.clone(), position, shot: diff::Shot::default() }
+            }
+        };
+        let had_previous = self.position.is_some();
+        out.push(Event::new(frame.index, frame.t_s, EventKind::Settled { position: Box::new(tracked.position.clone()) }));
+        if had_previous {
+            out.push(Event::new(frame.index, frame.t_s, EventKind::Shot(tracked.shot)));
+        }
+        for flag in tracked.new_flags {
+            out.push(Event::new(frame.index, frame.t_s, EventKind::Flag { flag }));
+        }
+        self.position = Some(tracked.position);
+        self.stats.settled += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::geometry::{MatSpec, PixelPoint};
+    use crate::report::position::POSITION_FORMAT;
+
+    /// A calibration of a 1828.8 × 914.4 mm mat filling a 320 × 180 frame's middle.
+    fn flat_calibration(w: u32, h: u32) -> Result<Calibration, Box<dyn std::error::Error>> {
+        let mat = MatSpec::STANDARD;
+        let corners = [PixelPoint::new(20.0, 20.0), PixelPoint::new(300.0, 20.0), PixelPoint::new(300.0, 160.0), PixelPoint::new(20.0, 160.0)];
+        let g = calibrate::fit::homography_from_4(&mat.corners(), &corners).ok_or("homography")?;
+        Ok(Calibration {
+            width: w,
+            height: h,
+            mat,
+            lens: Lens::Pinhole,
+            img_from_mat: g,
+            mat_from_img: g.try_inverse().ok_or("inverse")?,
+            corners_px: corners,
+            rms_px: 0.1,
+            orientation: calibrate::Orientation::Corners,
+            edge_points: 0,
+            baseline_points: 0,
+            felt_lab: [120.0, 128.0, 128.0],
+            camera: None,
+            pot_check: None,
+        })
+    }
+
+    struct Fake {
+        cal: Calibration,
+        fits: bool,
+        analysed: Vec<u64>,
+        calibrations: usize,
+    }
+
+    impl Analyser for Fake {
+        fn calibrate(&mut self, _frame: &Mat) -> Result<Calibration, CalibrateError> {
+            self.calibrations += 1;
+            Ok(self.cal.clone())
+        }
+        fn still_fits(&mut self, frame: &Mat, _cal: &Calibration) -> Result<bool, CalibrateError> {
+            // Fits while the mat's corner is where it was first seen (not bumped).
+            let felt = frame.at_2d::<opencv::core::Vec3b>(22, 22).map(|p| p[1] == 120).unwrap_or(false);
+            Ok(self.fits && felt)
+        }
+        fn analyse(&mut self, _frame: &Mat, _cal: &Calibration, source: Source) -> Result<Position, AnalyzeError> {
+            self.analysed.push(source.frame.unwrap_or(0));
+            let p = Position {
+                format: POSITION_FORMAT.into(),
+                source: Some(source),
+                ruleset: None,
+                calibration: None,
+                winks: Vec::new(),
+                squops: Vec::new(),
+                piles: Vec::new(),
+                counts: None,
+                game: None,
+                flags: Vec::new(),
+                score: None,
+                extra: Default::default(),
+            };
+            Ok(p)
+        }
+    }
+
+    /// Grey felt with a blob (a wink) at `x`, and optionally a skin-coloured hand; `bump` shifts
+    /// the whole scene (the camera was knocked).
+    fn frame(index: u64, wink_x: i32, hand: bool, bump: i32) -> Result<Frame, Box<dyn std::error::Error>> {
+        use opencv::core::{Point, Scalar};
+        let mut m = Mat::new_rows_cols_with_default(180, 320, opencv::core::CV_8UC3, Scalar::new(60.0, 60.0, 60.0, 0.0))?;
+        opencv::imgproc::rectangle_points(&mut m, Point::new(20 + bump, 20 + bump), Point::new(300, 160), Scalar::new(110.0, 120.0, 115.0, 0.0), -1, opencv::imgproc::LINE_8, 0)?;
+        opencv::imgproc::circle(&mut m, Point::new(wink_x + bump, 90 + bump), 4, Scalar::new(200.0, 40.0, 40.0, 0.0), -1, opencv::imgproc::LINE_8, 0)?;
+        if hand {
+            opencv::imgproc::rectangle_points(&mut m, Point::new(150, 60), Point::new(320, 120), Scalar::new(120.0, 150.0, 210.0, 0.0), -1, opencv::imgproc::LINE_8, 0)?;
+        }
+        Ok(Frame { index, t_s: index as f64 / 30.0, image: m })
+    }
+
+    fn run(fake: Fake, frames: &[(i32, bool, i32)]) -> Result<(Vec<Event>, Fake), Box<dyn std::error::Error>> {
+        let opts = TrackerOptions { settle: SettleOptions::default(), ruleset: Ruleset::Etwa2012, source_path: Some("test".into()) };
+        let mut t = Tracker::new(fake, opts, None);
+        let mut out = Vec::new();
+        for (k, &(x, hand, bump)) in frames.iter().enumerate() {
+            t.push(&frame(k as u64, x, hand, bump)?, &mut out)?;
+        }
+        Ok((out, t.analyser))
+    }
+
+    #[test]
+    fn rest_shot_rest_gives_two_settles_and_one_motion() -> Result<(), Box<dyn std::error::Error>> {
+        let fake = Fake { cal: flat_calibration(320, 180)?, fits: true, analysed: Vec::new(), calibrations: 0 };
+        // Rest 1 s, a hand comes in and stays still 1 s (longer than the settle time), the wink
+        // slides while the hand leaves, rest 1 s.
+        let mut frames: Vec<(i32, bool, i32)> = vec![(100, false, 0); 30];
+        frames.extend(vec![(100, true, 0); 30]);
+        frames.extend((0..10).map(|k| (100 + 8 * k, k < 5, 0)));
+        frames.extend(vec![(180, false, 0); 30]);
+        let (events, fake) = run(fake, &frames)?;
+        let kinds: Vec<&str> = events.iter().map(|e| e.kind_name()).filter(|k| *k != "flag").collect();
+        assert_eq!(kinds, ["settled", "motion", "settled", "shot"], "{events:#?}");
+        assert_eq!(fake.calibrations, 1);
+        let settled: Vec<u64> = events.iter().filter(|e| e.kind_name() == "settled").map(|e| e.frame).collect();
+        assert!(settled[0] >= 15 && settled[0] < 30, "{settled:?}");
+        assert!(settled[1] >= 70 + 15, "not while the hand rests, only 0.5 s after the wink stops: {settled:?}");
+        Ok(())
+    }
+
+    #[test]
+    fn a_bumped_camera_is_lost_and_found() -> Result<(), Box<dyn std::error::Error>> {
+        let fake = Fake { cal: flat_calibration(320, 180)?, fits: true, analysed: Vec::new(), calibrations: 0 };
+        // Rest, then the camera is knocked 6 px and rests again.
+        let mut frames: Vec<(i32, bool, i32)> = vec![(100, false, 0); 30];
+        frames.extend(vec![(100, false, 6); 30]);
+        let (events, fake) = run(fake, &frames)?;
+        let kinds: Vec<&str> = events.iter().map(|e| e.kind_name()).filter(|k| *k != "flag").collect();
+        assert_eq!(kinds, ["settled", "motion", "calibration_lost", "calibration_ok", "settled", "shot"], "{events:#?}");
+        assert_eq!(fake.calibrations, 2);
+        assert_eq!(fake.analysed.len(), 2);
+        Ok(())
+    }
+}

@@ -1,0 +1,219 @@
+//! `winkeye replay` and `winkeye watch` on the real binary: rendered clips give the truth of
+//! when the scene is settled; bad inputs fail cleanly without touching existing outputs.
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+fn winkeye() -> Command {
+    Command::cargo_bin("winkeye").expect("the winkeye binary is built")
+}
+
+fn run(cmd: &mut Command) -> (i32, String, String) {
+    let out = cmd.output().expect("runs");
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+/// Renders a small clip (640x360, 15 fps) and returns its video and truth.
+fn render(dir: &Path, seed: u64, outcome: &str) -> Result<(PathBuf, Value), Box<dyn std::error::Error>> {
+    let (code, _, err) = run(winkeye()
+        .args(["synth", "--clip", "--resolution", "640x360", "--fps", "15", "--outcome", outcome, "--seed"])
+        .arg(seed.to_string())
+        .arg("--out")
+        .arg(dir));
+    assert_eq!(code, 0, "{err}");
+    let truth: Value = serde_json::from_str(&std::fs::read_to_string(dir.join(format!("clip-{seed:05}.json")))?)?;
+    Ok((dir.join(format!("clip-{seed:05}.avi")), truth))
+}
+
+/// Reads a JSON Lines event stream, checking every line.
+fn events(path: &Path) -> Result<Vec<Value>, Box<dyn std::error::Error>> {
+    let text = std::fs::read_to_string(path)?;
+    assert!(text.ends_with('\n'), "the last line is whole");
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let v: Value = serde_json::from_str(line)?;
+        assert_eq!(v["format"], "winkeye.event/1", "{line}");
+        assert!(v["t_s"].is_number() && v["frame"].is_u64() && v["kind"].is_string(), "{line}");
+        out.push(v);
+    }
+    Ok(out)
+}
+
+fn kinds(evs: &[Value]) -> Vec<&str> {
+    evs.iter().filter_map(|e| e["kind"].as_str()).filter(|k| *k != "flag").collect()
+}
+
+/// The settled events match the truth's settled spans, one motion between them, and the end
+/// counts every frame.
+fn check_clip(seed: u64, outcome: &str, annotate: bool) -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let (video, truth) = render(dir.path(), seed, outcome)?;
+    let out = dir.path().join("events.jsonl");
+    let mut cmd = winkeye();
+    cmd.arg("replay").arg(&video).arg("--events").arg(&out);
+    let annotated = dir.path().join("annotated.avi");
+    if annotate {
+        cmd.arg("--annotated").arg(&annotated);
+    }
+    let (code, _, err) = run(&mut cmd);
+    assert_eq!(code, 0, "{err}");
+    let evs = events(&out)?;
+    let spans = truth["settled"].as_array().ok_or("settled spans")?;
+    let settled: Vec<&Value> = evs.iter().filter(|e| e["kind"] == "settled").collect();
+    assert_eq!(settled.len(), spans.len(), "one settled event per settled span: {:?}", kinds(&evs));
+    let hand_last = truth["motion"].as_array().ok_or("motion")?.iter().filter_map(|m| m["frames"]["last"].as_u64()).max().unwrap_or(0);
+    for (e, span) in settled.iter().zip(spans) {
+        let f = e["frame"].as_u64().ok_or("frame")?;
+        let (first, last) = (span["frames"]["first"].as_u64().ok_or("first")?, span["frames"]["last"].as_u64().ok_or("last")?);
+        assert!(f >= first && f <= last, "settled at frame {f}, truth span {first}-{last}");
+        assert_eq!(e["position"]["format"], "winkeye.position/1");
+        assert_eq!(e["position"]["source"]["frame"], f);
+        eprintln!("seed {seed} {outcome}: settled at frame {f} (span {first}-{last}, {} frames after it began)", f - first);
+    }
+    let second = settled[1]["frame"].as_u64().ok_or("frame")?;
+    assert!(second > hand_last, "not before the hand has left (frame {hand_last})");
+    let k = kinds(&evs);
+    let (i0, i1) = (k.iter().position(|k| *k == "settled").ok_or("settled")?, k.iter().rposition(|k| *k == "settled").ok_or("settled")?);
+    assert_eq!(k[i0 + 1..i1].iter().filter(|k| **k == "motion").count(), 1, "{k:?}");
+    assert_eq!(k.iter().filter(|k| **k == "shot").count(), 1, "{k:?}");
+    let end = evs.last().ok_or("events")?;
+    assert_eq!(end["kind"], "end");
+    assert_eq!(end["frames_read"], truth["frames"]);
+    assert_eq!(end["frames_skipped"], 0);
+    assert_eq!(end["reason"], "end_of_footage");
+    if annotate {
+        assert!(std::fs::metadata(&annotated)?.len() > 10_000, "the annotated video is written");
+    }
+    Ok(())
+}
+
+#[test]
+fn replay_settles_around_a_move() -> TestResult {
+    check_clip(1, "move", false)
+}
+
+#[test]
+fn replay_settles_around_a_squop_and_annotates() -> TestResult {
+    check_clip(12, "squop", true)
+}
+
+#[test]
+fn replay_settles_around_a_pot() -> TestResult {
+    check_clip(13, "pot", false)
+}
+
+fn sample_clip() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/clips/clip-00001.avi")
+}
+
+#[test]
+fn a_truncated_video_is_read_as_far_as_it_goes() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let bytes = std::fs::read(sample_clip())?;
+    let cut = dir.path().join("cut.avi");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2])?;
+    let out = dir.path().join("events.jsonl");
+    let (code, _, err) = run(winkeye().arg("replay").arg(&cut).arg("--events").arg(&out));
+    if code == 0 {
+        let evs = events(&out)?;
+        let end = evs.last().ok_or("events")?;
+        assert_eq!(end["kind"], "end");
+        let (read, skipped) = (end["frames_read"].as_u64().ok_or("read")?, end["frames_skipped"].as_u64().ok_or("skipped")?);
+        assert!(read > 0 && read < 68, "{read} of 68 frames read");
+        eprintln!("cut clip: {read} frames read, {skipped} skipped");
+    } else {
+        assert_eq!(code, 1, "{err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+    }
+    Ok(())
+}
+
+#[test]
+fn a_missing_video_fails_in_one_line_and_leaves_the_events_file() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let out = dir.path().join("events.jsonl");
+    std::fs::write(&out, "precious\n")?;
+    let (code, _, err) = run(winkeye().arg("replay").arg(dir.path().join("nope.mp4")).arg("--events").arg(&out));
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("nope.mp4"), "{err}");
+    assert_eq!(std::fs::read_to_string(&out)?, "precious\n");
+    assert_eq!(std::fs::read_dir(dir.path())?.count(), 1, "nothing else created");
+    Ok(())
+}
+
+#[test]
+fn a_file_that_is_not_a_video_fails_cleanly() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let fake = dir.path().join("notes.avi");
+    std::fs::write(&fake, "these are not frames\n".repeat(100))?;
+    let out = dir.path().join("events.jsonl");
+    std::fs::write(&out, "precious\n")?;
+    let (code, _, err) = run(winkeye().arg("replay").arg(&fake).arg("--events").arg(&out));
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("not a video"), "{err}");
+    assert_eq!(std::fs::read_to_string(&out)?, "precious\n");
+    Ok(())
+}
+
+#[test]
+fn ctrl_c_ends_the_stream_with_an_end_event() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    // A long input: the sample clip's frames many times over, as a numbered image folder.
+    let frames = dir.path().join("frames");
+    std::fs::create_dir(&frames)?;
+    let first = frames.join("f-0.png");
+    let (code, _, err) = run(winkeye().args(["synth", "--kind", "start", "--resolution", "640x360", "--format", "png", "--out"]).arg(dir.path()));
+    assert_eq!(code, 0, "{err}");
+    std::fs::rename(dir.path().join("start-00001.png"), &first)?;
+    for k in 1..3000 {
+        std::fs::hard_link(&first, frames.join(format!("f-{k}.png")))?;
+    }
+    let out = dir.path().join("events.jsonl");
+    let bin = assert_cmd::cargo::cargo_bin("winkeye");
+    let mut child = std::process::Command::new(bin)
+        .arg("replay")
+        .arg(&frames)
+        .arg("--events")
+        .arg(&out)
+        .stderr(std::process::Stdio::piped())
+        .spawn()?;
+    let partial = dir.path().join("events.jsonl.partial");
+    let started = std::time::Instant::now();
+    while !partial.exists() && started.elapsed().as_secs() < 30 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let status = std::process::Command::new("kill").arg("-INT").arg(child.id().to_string()).status()?;
+    assert!(status.success());
+    let code = child.wait()?.code();
+    assert_eq!(code, Some(0));
+    let evs = events(&out)?;
+    let end = evs.last().ok_or("events")?;
+    assert_eq!(end["kind"], "end");
+    assert_eq!(end["reason"], "interrupted");
+    assert!(end["frames_read"].as_u64().unwrap_or(0) < 3000, "stopped early");
+    assert!(!partial.exists());
+    Ok(())
+}
+
+#[test]
+fn watch_without_a_camera_fails_in_one_line() -> TestResult {
+    if Path::new("/dev/video0").exists() {
+        return Ok(());
+    }
+    let dir = tempfile::tempdir()?;
+    let out = dir.path().join("events.jsonl");
+    let (code, _, err) = run(winkeye().arg("watch").arg("--events").arg(&out));
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("no camera at index 0"), "{err}");
+    assert!(!out.exists() && !dir.path().join("events.jsonl.partial").exists());
+    let (code, _, err) = run(winkeye().args(["watch", "--list-cameras"]));
+    assert_eq!(code, 0, "{err}");
+    Ok(())
+}
