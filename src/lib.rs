@@ -28,3 +28,4 @@ pub mod stack;
 pub mod rules;
 pub mod synth;
 pub mod track;
+pub mod umpire;

@@ -18,6 +18,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// The second opinion on close calls: every pair that overlaps or nearly touches, its margin in mm ± sigma, and a verdict.
+    Umpire(UmpireArgs),
     /// One still frame → a position document: every wink, its state, the squops, the rules' flags and score.
     Analyze(AnalyzeArgs),
     /// Apply the rules to a position document (winks, states, squops) and fill in its flags and score.
@@ -101,6 +103,40 @@ struct WatchArgs {
     /// Seconds the mat must be still before a position counts as settled.
     #[arg(long, value_name = "S", default_value_t = 0.5)]
     settle: f64,
+}
+
+#[derive(clap::Args)]
+struct UmpireArgs {
+    /// The frame, or with --closeup a hand-held photo of a few winks.
+    image: PathBuf,
+    /// A calibration file (overhead frames).
+    #[arg(long, value_name = "FILE")]
+    calibration: Option<PathBuf>,
+    /// A close-up: a hand-held photo of a few winks, no mat corner in view; the winks' known diameters set the scale.
+    #[arg(long)]
+    closeup: bool,
+    /// Only the pair nearest this pixel.
+    #[arg(long, value_name = "X,Y", value_parser = parse_point)]
+    near: Option<winkeye::geometry::PixelPoint>,
+    /// Ruleset (for the winks' diameters and the mat).
+    #[arg(long, value_name = "NAME", value_parser = parse_ruleset, default_value = "etwa-2012")]
+    ruleset: Ruleset,
+    /// The mat's corners in pixels (overhead frames where it is not found by itself).
+    #[arg(long, value_name = "x,y;x,y;x,y;x,y", value_parser = parse_corners)]
+    corners: Option<[winkeye::geometry::PixelPoint; 4]>,
+    /// Write the umpire document here ("-" for stdout).
+    #[arg(long, value_name = "OUT")]
+    json: Option<PathBuf>,
+    /// A zoomed picture of the closest call (or the --near pair) with both outlines, the overlap or gap, the margin and the verdict.
+    #[arg(long, value_name = "OUT.png")]
+    evidence: Option<PathBuf>,
+}
+
+fn parse_point(s: &str) -> Result<winkeye::geometry::PixelPoint, String> {
+    let bad = || format!("\"{s}\" is not a point \"x,y\"");
+    let (x, y) = s.split_once(',').ok_or_else(bad)?;
+    let (x, y) = (x.trim().parse::<f64>().map_err(|_| bad())?, y.trim().parse::<f64>().map_err(|_| bad())?);
+    if x.is_finite() && y.is_finite() { Ok(winkeye::geometry::PixelPoint::new(x, y)) } else { Err(bad()) }
 }
 
 #[derive(clap::Args)]
@@ -265,6 +301,7 @@ fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Rules { position, ruleset, json, diagram } => cmd_rules(&position, ruleset, json, diagram),
         Command::Analyze(args) => cmd_analyze(&args),
+        Command::Umpire(args) => cmd_umpire(&args),
         Command::Synth(args) => cmd_synth(&args),
         Command::Eval(args) => cmd_eval(&args),
         Command::Calibrate(args) => cmd_calibrate(&args),
@@ -302,6 +339,49 @@ fn analyze_options(frame: &opencv::core::Mat, path: &std::path::Path, calibratio
         }
     }
     Ok(opts)
+}
+
+fn cmd_umpire(args: &UmpireArgs) -> Result<()> {
+    use winkeye::umpire::{self, Scale, UmpireDoc, UmpireSource, UMPIRE_FORMAT};
+    let frame = winkeye::capture::load_image(&args.image)?;
+    let (w, h) = (opencv::prelude::MatTraitConst::cols(&frame) as u32, opencv::prelude::MatTraitConst::rows(&frame) as u32);
+    let nominal = args.ruleset.spec().winks;
+    let (pairs, scale, outlines): (Vec<umpire::Pair>, Scale, Vec<(String, umpire::Outline)>) = if args.closeup {
+        let (pairs, mm_per_px, winks) = umpire::closeup(&frame, &nominal, args.near).with_context(|| args.image.display().to_string())?;
+        let outlines = winks.iter().map(|w| (w.id.clone(), umpire::close_outline(w))).collect();
+        (pairs, Scale { method: "wink_size".into(), mm_per_px: (mm_per_px * 1e4).round() / 1e4 }, outlines)
+    } else {
+        let opts = analyze_options(&frame, &args.image, args.calibration.as_deref(), args.ruleset, args.corners)?;
+        let analysis = winkeye::analyze::analyze_frame(&frame, &opts).with_context(|| args.image.display().to_string())?;
+        let pairs = umpire::overhead(&analysis, args.near);
+        let outlines = analysis.detections.found.iter().filter_map(|f| umpire::overhead_outline(&analysis, &f.id).map(|o| (f.id.clone(), o))).collect();
+        (pairs, Scale { method: "mat".into(), mm_per_px: (1e4 / analysis.detections.px_per_mm.max(1e-9)).round() / 1e4 }, outlines)
+    };
+    for p in &pairs {
+        let up = p.upper.as_ref().map(|u| format!(", {u} on top")).unwrap_or_default();
+        eprintln!("{} ({}) / {} ({}): margin {:+.2} ± {:.2} mm → {}{up}", p.a, p.colours[0], p.b, p.colours[1], p.margin_mm, p.sigma_mm, p.verdict.replace('_', " "));
+    }
+    if pairs.is_empty() {
+        eprintln!("{}: no two winks overlap or come within {} mm of each other", args.image.display(), umpire::REPORT_GAP_MM);
+    }
+    let doc = UmpireDoc { format: UMPIRE_FORMAT.into(), source: UmpireSource { path: args.image.display().to_string(), width: w, height: h }, scale, pairs };
+    if let Some(dest) = &args.json {
+        write_document(dest, &doc)?;
+        if dest.as_os_str() != "-" {
+            eprintln!("wrote {}", dest.display());
+        }
+    }
+    if let Some(dest) = &args.evidence {
+        // The closest call: the smallest |margin| in sigmas.
+        let Some(p) = doc.pairs.iter().min_by(|a, b| (a.margin_mm.abs() / a.sigma_mm.max(1e-6)).total_cmp(&(b.margin_mm.abs() / b.sigma_mm.max(1e-6)))) else {
+            anyhow::bail!("no pair to draw evidence for");
+        };
+        let find = |id: &str| outlines.iter().find(|(i, _)| i == id).map(|(_, o)| o.clone()).unwrap_or_default();
+        let img = umpire::evidence(&frame, p, &find(&p.a), &find(&p.b), p.colours)?;
+        write_png(dest, &img)?;
+        eprintln!("wrote {}", dest.display());
+    }
+    Ok(())
 }
 
 fn cmd_analyze(args: &AnalyzeArgs) -> Result<()> {
