@@ -107,6 +107,9 @@ pub fn step_edge(img: &LabImage, p: PixelPoint, n: (f64, f64), reach: f64) -> Op
 /// (quicker, biased towards the darker side by up to a few tenths of a pixel: fine for a first
 /// look).
 pub fn step_edge_in(img: &LabImage, p: PixelPoint, n: (f64, f64), reach: f64, linear: bool) -> Option<PixelPoint> {
+    if !(reach.is_finite() && reach > 0.0 && reach < (img.width() + img.height()) as f64) {
+        return None;
+    }
     let steps = (reach / PROFILE_STEP_PX).round() as i64;
     let mut lab = Vec::with_capacity(2 * steps as usize + 1);
     let mut lin = Vec::with_capacity(2 * steps as usize + 1);
@@ -166,6 +169,10 @@ pub fn step_edge_in(img: &LabImage, p: PixelPoint, n: (f64, f64), reach: f64, li
 /// within ±`reach` pixels, whose colour differs from the felt on both sides, `min_px` to `max_px`
 /// wide. `None` when there is no such single band.
 pub fn band_centre(img: &LabImage, p: PixelPoint, n: (f64, f64), reach: f64, min_px: f64, max_px: f64) -> Option<PixelPoint> {
+    // A profile longer than the frame (a degenerate mapping) has nothing to find.
+    if !(reach.is_finite() && reach > 0.0 && reach < (img.width() + img.height()) as f64) {
+        return None;
+    }
     let steps = (reach / PROFILE_STEP_PX).round() as i64;
     let mut prof = Vec::with_capacity(2 * steps as usize + 1);
     for k in -steps..=steps {

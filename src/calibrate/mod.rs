@@ -145,7 +145,8 @@ pub fn calibrate_frame(bgr: &Mat, opts: &CalibrateOptions) -> Result<Calibration
         let (a, b) = (start[k], start[(k + 1) % 4]);
         let len = a.distance(b);
         let n = outward(a, b, &start);
-        let count = (len / (2.0 * EDGE_STEP_PX)) as usize;
+        let count = probe_count(&img, a, b) / 2;
+        let _ = len;
         for i in 0..count {
             let t = 0.04 + 0.92 * i as f64 / count as f64;
             let p = a + (b - a) * t;
@@ -419,6 +420,17 @@ fn outward(a: PixelPoint, b: PixelPoint, quad: &[PixelPoint; 4]) -> (f64, f64) {
     }
 }
 
+/// How many probes along the image segment `pa`–`pb`, one every [`EDGE_STEP_PX`]; none when the
+/// segment runs far outside the frame (a degenerate fit), so a bad start costs nothing.
+fn probe_count(img: &LabImage, pa: PixelPoint, pb: PixelPoint) -> usize {
+    let (w, h) = (img.width() as f64, img.height() as f64);
+    let far = |p: PixelPoint| !(p.x > -w && p.x < 2.0 * w && p.y > -h && p.y < 2.0 * h);
+    if far(pa) || far(pb) {
+        return 0;
+    }
+    (pa.distance(pb) / EDGE_STEP_PX) as usize
+}
+
 /// Edge points along the fitted mat edges, searched within ±`reach` pixels.
 fn edge_points(img: &LabImage, f: &fit::Fit, mat: &MatSpec, reach: f64) -> Vec<LinePoint> {
     let c = mat.corners();
@@ -427,7 +439,7 @@ fn edge_points(img: &LabImage, f: &fit::Fit, mat: &MatSpec, reach: f64) -> Vec<L
     for k in 0..4 {
         let (a, b) = (c[k], c[(k + 1) % 4]);
         let (Some(pa), Some(pb)) = (to_img(a), to_img(b)) else { continue };
-        let count = (pa.distance(pb) / EDGE_STEP_PX) as usize;
+        let count = probe_count(img, pa, pb);
         // Outward in the mat frame: away from the centre.
         let mid = a + (b - a) * 0.5;
         let out = mid * (1.0 / mid.norm());
@@ -450,7 +462,7 @@ fn baseline_points_of(img: &LabImage, f: &fit::Fit, a: MatPoint, b: MatPoint, ou
     let to_img = |m: MatPoint| fit::apply(&f.img_from_mat, m).map(|u| f.lens.distort(u));
     let (Some(pa), Some(pb)) = (to_img(a), to_img(b)) else { return Vec::new() };
     let px_per_mm = pa.distance(pb) / a.distance(b);
-    let count = (pa.distance(pb) / EDGE_STEP_PX) as usize;
+    let count = probe_count(img, pa, pb);
     let mut pts = Vec::new();
     for i in 0..count {
         let t = 0.08 + 0.84 * i as f64 / count as f64;

@@ -57,6 +57,9 @@ pub struct RayEdge {
 
 /// Finds edge points along `n` rays from `c0`, expecting the rim about `r0` pixels out.
 pub fn ray_edges(view: &LinearView<'_>, model: &ColourModel, colour: Colour, c0: PixelPoint, r0: f64, n: usize) -> Vec<RayEdge> {
+    if !(r0.is_finite() && r0 > 0.5 && r0 < (view.width() + view.height()) as f64 / 4.0) {
+        return Vec::new();
+    }
     let mut out = Vec::with_capacity(n);
     let (s_in, s_out) = ((0.25 * r0).max(1.0), 1.75 * r0 + 1.5);
     let steps = ((s_out - s_in) / RAY_STEP_PX) as usize + 1;

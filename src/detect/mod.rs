@@ -51,6 +51,10 @@ const POT_OPENING: (f64, f64) = (22.8, 38.0);
 const POT_BASE_MM: f64 = 19.0;
 /// The pot's floor above the mat, mm (winks inside lie on it).
 const POT_FLOOR_MM: f64 = 3.0;
+/// A wink in its own corner whose footprint reaches over the baseline by less than this (mm, about
+/// twice the footprint's typical error) is taken as unplayed: a wink placed behind its baseline
+/// before play is there by rule 3, and a still frame cannot tell it was played.
+const UNPLAYED_TOLERANCE_MM: f64 = 0.6;
 /// Height of a wink's underside when it lies on the table beside the mat (the mat's thickness is
 /// not known; a typical mat is 2–4 mm thick).
 const TABLE_BASE_MM: f64 = -3.0;
@@ -470,7 +474,7 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
     for f in found.iter_mut() {
         let (Some(c), Some(r)) = (f.centre_mm, f.radius_mm) else { continue };
         let home = crate::geometry::Corner::ALL[colour_home(f.colour)];
-        f.state = if baselines.iter().any(|b| b.corner == home && b.holds_disc(c, r)) && f.level == 0 && outline.contains_disc(c, r) {
+        f.state = if baselines.iter().any(|b| b.corner == home && b.holds_disc(c, r - UNPLAYED_TOLERANCE_MM)) && f.level == 0 && outline.contains_disc(c, r) {
             WinkState::Unplayed
         } else if !field.contains_disc(c, r) {
             WinkState::Off
