@@ -207,7 +207,7 @@ struct EvalArgs {
     /// Folder of images with truth documents beside them.
     dir: PathBuf,
     /// What to evaluate.
-    #[arg(long, default_value = "calibration", value_parser = ["calibration", "detection"])]
+    #[arg(long, default_value = "calibration", value_parser = ["calibration", "detection", "umpire"])]
     what: String,
     /// Print every frame's problems (detection).
     #[arg(long)]
@@ -558,6 +558,15 @@ fn cmd_synth_clips(args: &SynthArgs) -> Result<()> {
 fn cmd_eval(args: &EvalArgs) -> Result<()> {
     let cases = winkeye::eval::cases(&args.dir)?;
     let bar = progress_bar(cases.len() as u64, "{bar:30} {pos}/{len} frames, {per_sec}, {eta} left");
+    if args.what == "umpire" {
+        let results = winkeye::eval::umpire::evaluate(&cases, Ruleset::Etwa2012, &mut |n| bar.set_position(n as u64));
+        bar.finish_and_clear();
+        println!("{}", winkeye::eval::umpire::table(&results));
+        if let Some(out) = &args.json {
+            write_document(out, &results)?;
+        }
+        return Ok(());
+    }
     if args.what == "detection" {
         let results = winkeye::eval::detection::evaluate(&cases, Ruleset::Etwa2012, &mut |n| bar.set_position(n as u64));
         bar.finish_and_clear();

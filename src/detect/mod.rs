@@ -14,6 +14,7 @@
 
 pub mod colour;
 pub mod fit;
+pub mod naive;
 pub mod sample;
 
 use crate::calibrate::Calibration;

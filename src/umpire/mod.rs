@@ -40,6 +40,8 @@ pub const REPORT_GAP_MM: f64 = 3.0;
 pub const DIAMETER_SIGMA_MM: f64 = 0.2;
 /// Unknown tilt of a wink resting on another: its effect on the footprint, one sd, mm.
 pub const TILT_SIGMA_MM: f64 = 0.25;
+/// `squopped` needs the stacking evidence to name the upper wink at least this surely.
+pub const MIN_UPPER_CONFIDENCE: f64 = 0.75;
 /// A verdict needs the margin this many standard deviations from zero.
 pub const VERDICT_SIGMAS: f64 = 2.0;
 
@@ -97,6 +99,10 @@ pub struct Pair {
     pub sigma_mm: f64,
     /// Colours, for people.
     pub colours: [Colour; 2],
+    /// How sure the stacking evidence is of which wink is on top (0.5–1), when it named one.
+    pub upper_confidence: Option<f64>,
+    /// What named the upper wink.
+    pub upper_evidence: Option<String>,
 }
 
 /// The verdict for a margin, its sigma and the upper wink if the evidence named one.
@@ -117,11 +123,18 @@ fn round3(v: f64) -> f64 {
     (v * 1000.0).round() / 1000.0
 }
 
-/// Standard deviation of a footprint centre from its fit: the edge scatter over √(n/2).
-fn centre_sigma(f: &Found) -> f64 {
+/// Standard deviation of a footprint centre along one direction: the fit's (edge scatter over
+/// √(n/2)) and the edge localisation's own bias at this scale (shading, shadows, JPEG: measured
+/// on rendered frames as about [`EDGE_BIAS_PX`] pixels).
+fn centre_sigma(f: &Found, px_per_mm: f64) -> f64 {
     let n = f.inlier.iter().filter(|&&b| b).count().max(3) as f64;
-    f.rms_mm / (n / 2.0).sqrt()
+    (f.rms_mm / (n / 2.0).sqrt()).hypot(EDGE_BIAS_PX / px_per_mm)
 }
+
+/// One standard deviation of a footprint centre's error from the edges' systematic shifts, in
+/// pixels of the frame (`winkeye eval --what detection`: flat, fully seen winks' footprint errors
+/// have a median of ~0.25 mm at ~1 px/mm, i.e. ~0.2 px per axis).
+pub const EDGE_BIAS_PX: f64 = 0.2;
 
 /// Overhead: every pair of seen winks within [`REPORT_GAP_MM`], from a frame's analysis.
 pub fn overhead(analysis: &Analysis, near: Option<PixelPoint>) -> Vec<Pair> {
@@ -143,8 +156,9 @@ pub fn overhead(analysis: &Analysis, near: Option<PixelPoint>) -> Vec<Pair> {
                 }
             }
             let tilt = |f: &Found| if f.level > 0 { TILT_SIGMA_MM } else { 0.0 };
-            let sigma = (centre_sigma(a).powi(2) + centre_sigma(b).powi(2) + 2.0 * DIAMETER_SIGMA_MM.powi(2) + tilt(a).powi(2) + tilt(b).powi(2) + cal_sigma.powi(2)).sqrt();
-            let upper = analysis.detections.squops.iter().find(|s| (s.upper == i && s.lower == j) || (s.upper == j && s.lower == i)).map(|s| found[s.upper].id.as_str());
+            let sigma = (centre_sigma(a, ppm).powi(2) + centre_sigma(b, ppm).powi(2) + 2.0 * DIAMETER_SIGMA_MM.powi(2) + tilt(a).powi(2) + tilt(b).powi(2) + cal_sigma.powi(2)).sqrt();
+            let sq = analysis.detections.squops.iter().find(|s| (s.upper == i && s.lower == j) || (s.upper == j && s.lower == i));
+            let upper = sq.filter(|s| s.confidence >= MIN_UPPER_CONFIDENCE).map(|s| found[s.upper].id.as_str());
             let (v, up) = verdict(m, sigma, upper);
             pairs.push(Pair {
                 a: a.id.clone(),
@@ -156,6 +170,8 @@ pub fn overhead(analysis: &Analysis, near: Option<PixelPoint>) -> Vec<Pair> {
                 margin_mm: round3(m),
                 sigma_mm: round3(sigma),
                 colours: [a.colour, b.colour],
+                upper_confidence: sq.map(|s| round3(s.confidence)),
+                upper_evidence: sq.map(|s| s.evidence.to_string()),
             });
         }
     }
@@ -326,7 +342,10 @@ pub fn closeup(bgr: &Mat, nominal: &NominalDiameters, near: Option<PixelPoint>) 
             let cs = |w: &CloseWink| w.rms_px * mm_per_px / ((w.edges.len().max(3) as f64) / 2.0).sqrt();
             // The scale's own error grows with distance; the raised upper wink's shift along the
             // tilt (a tilted view sees height as displacement) is part of the tilt term.
-            let tilt_term = TILT_SIGMA_MM * (1.0 - cos_tilt * cos_tilt).sqrt() * 2.0;
+            // Seen obliquely, a wink raised on another (its rim ~1.6 mm up) appears moved along
+            // the tilt by up to its height × tan(tilt); one sd is taken as half that.
+            let tan_tilt = (1.0 - cos_tilt * cos_tilt).sqrt() / cos_tilt;
+            let tilt_term = 0.5 * crate::detect::fit::THICKNESS_MM * tan_tilt;
             let sigma = (cs(a).powi(2) + cs(b).powi(2) + 2.0 * DIAMETER_SIGMA_MM.powi(2) + tilt_term.powi(2) + (0.01 * d).powi(2)).sqrt();
             let upper = close_upper(&view, &model, a, b);
             let (v, up) = verdict(m, sigma, upper.map(|u| if u { a.id.as_str() } else { b.id.as_str() }));
@@ -340,6 +359,8 @@ pub fn closeup(bgr: &Mat, nominal: &NominalDiameters, near: Option<PixelPoint>) 
                 margin_mm: round3(m),
                 sigma_mm: round3(sigma),
                 colours: [a.colour, b.colour],
+                upper_confidence: upper.map(|_| 1.0),
+                upper_evidence: upper.map(|_| "overlap_colour".to_string()),
             });
         }
     }

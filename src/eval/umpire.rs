@@ -1,0 +1,137 @@
+//! How good the umpire's calls are, against the renderer's truth: verdicts right when given,
+//! uncertainty honest (|true − measured| ≤ 2 sigma), and how often it declines to call.
+//!
+//! True pairs are those of seen winks (not potted) with a true margin from −2 to +2 mm: the
+//! truth's squop margin where it has one, else the flat footprints' (sum of radii less the centre
+//! distance). Measured pairs are matched to true ones by both winks' image positions.
+
+use super::Case;
+use crate::analyze::{analyze_frame, AnalyzeOptions};
+use crate::capture::load_image;
+use crate::geometry::PixelPoint;
+use crate::report::position::{Position, WinkState};
+use crate::rules::Ruleset;
+use crate::umpire::{closeup, overhead, Pair};
+
+/// One matched pair.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct PairResult {
+    /// The image.
+    pub image: String,
+    /// Whether it is a close-up.
+    pub closeup: bool,
+    /// True margin, mm.
+    pub true_mm: f64,
+    /// True upper wink is the measured `a` (`Some(true)`), `b`, or no squop (`None`).
+    pub true_upper_is_a: Option<bool>,
+    /// Measured margin, mm.
+    pub margin_mm: f64,
+    /// Its sigma, mm.
+    pub sigma_mm: f64,
+    /// The verdict.
+    pub verdict: String,
+    /// Whether the verdict, when given, is right.
+    pub right: Option<bool>,
+    /// The stacking's confidence in the upper wink.
+    pub upper_confidence: Option<f64>,
+    /// What named it.
+    pub upper_evidence: Option<String>,
+}
+
+fn truth_pairs(truth: &Position) -> Vec<(PixelPoint, PixelPoint, f64, Option<bool>)> {
+    let w: Vec<_> = truth.winks.iter().filter_map(|w| Some((w, w.centre_px?, w.centre_mm?)).filter(|_| w.state != WinkState::Potted)).collect();
+    let mut out = Vec::new();
+    for i in 0..w.len() {
+        for j in i + 1..w.len() {
+            let ((a, pa, ca), (b, pb, cb)) = (w[i], w[j]);
+            let sq = truth.squops.iter().find(|s| (s.upper == a.id && s.lower == b.id) || (s.upper == b.id && s.lower == a.id));
+            let m = match sq.and_then(|s| s.margin_mm) {
+                Some(m) => m,
+                None => (a.diameter_mm.unwrap_or(16.0) + b.diameter_mm.unwrap_or(16.0)) / 2.0 - ca.distance(cb),
+            };
+            if m.abs() <= 2.0 {
+                let up = sq.map(|s| s.upper == a.id);
+                out.push((pa, pb, m, up));
+            }
+        }
+    }
+    out
+}
+
+/// Runs the umpire on every case (close-ups by their truth's kind) and matches the pairs.
+pub fn evaluate(cases: &[Case], ruleset: Ruleset, progress: &mut dyn FnMut(usize)) -> Vec<PairResult> {
+    let mut out = Vec::new();
+    for (k, case) in cases.iter().enumerate() {
+        progress(k + 1);
+        let is_close = case.truth.extra.get("truth").and_then(|t| t.get("kind")).and_then(|k| k.as_str()) == Some("closeup");
+        let Ok(frame) = load_image(&case.image) else { continue };
+        let pairs: Vec<Pair> = if is_close {
+            match closeup(&frame, &ruleset.spec().winks, None) {
+                Ok((p, _, _)) => p,
+                Err(_) => continue,
+            }
+        } else {
+            match analyze_frame(&frame, &AnalyzeOptions::new(ruleset)) {
+                Ok(a) => overhead(&a, None),
+                Err(_) => continue,
+            }
+        };
+        let name = case.image.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        for (ta, tb, m, up) in truth_pairs(&case.truth) {
+            let near = |p: [f64; 2], q: PixelPoint| PixelPoint::new(p[0], p[1]).distance(q);
+            let tol = if is_close { 25.0 } else { 4.0 };
+            let Some((p, swapped)) = pairs.iter().find_map(|p| {
+                if near(p.a_px, ta) < tol && near(p.b_px, tb) < tol {
+                    Some((p, false))
+                } else if near(p.a_px, tb) < tol && near(p.b_px, ta) < tol {
+                    Some((p, true))
+                } else {
+                    None
+                }
+            }) else {
+                continue;
+            };
+            let true_upper_is_a = up.map(|u| u != swapped);
+            let right = match p.verdict.as_str() {
+                "squopped" => Some(true_upper_is_a.is_some_and(|ua| p.upper.as_deref() == Some(if ua { p.a.as_str() } else { p.b.as_str() }))),
+                "not_squopped" => Some(true_upper_is_a.is_none()),
+                _ => None,
+            };
+            out.push(PairResult { image: name.clone(), closeup: is_close, true_mm: m, true_upper_is_a, margin_mm: p.margin_mm, sigma_mm: p.sigma_mm, verdict: p.verdict.clone(), right, upper_confidence: p.upper_confidence, upper_evidence: p.upper_evidence.clone() });
+        }
+    }
+    out
+}
+
+fn pct(a: usize, b: usize) -> String {
+    if b == 0 {
+        "–".into()
+    } else {
+        format!("{:.1}% ({a}/{b})", 100.0 * a as f64 / b as f64)
+    }
+}
+
+/// The figures as a Markdown table, overhead and close-up side by side.
+pub fn table(r: &[PairResult]) -> String {
+    let mut out = String::from("| figure | overhead | close-up |\n|---|---|---|\n");
+    let col = |close: bool, f: &dyn Fn(&[&PairResult]) -> String| {
+        let v: Vec<&PairResult> = r.iter().filter(|p| p.closeup == close).collect();
+        f(&v)
+    };
+    let row = |label: &str, f: &dyn Fn(&[&PairResult]) -> String| format!("| {label} | {} | {} |\n", col(false, f), col(true, f));
+    out.push_str(&row("pairs matched (true margin −2…+2 mm)", &|v| v.len().to_string()));
+    out.push_str(&row("verdicts right when given", &|v| pct(v.iter().filter(|p| p.right == Some(true)).count(), v.iter().filter(|p| p.right.is_some()).count())));
+    out.push_str(&row("|true − measured| ≤ 2 sigma", &|v| pct(v.iter().filter(|p| (p.true_mm - p.margin_mm).abs() <= 2.0 * p.sigma_mm).count(), v.len())));
+    let tcc = |lo: f64| move |v: &[&PairResult]| {
+        let s: Vec<_> = v.iter().filter(|p| p.true_mm.abs() >= lo).collect();
+        pct(s.iter().filter(|p| p.verdict == "too_close_to_call").count(), s.len())
+    };
+    out.push_str(&row("too close to call, |margin| ≥ 0.2 mm", &tcc(0.2)));
+    out.push_str(&row("too close to call, |margin| ≥ 0.5 mm", &tcc(0.5)));
+    out.push_str(&row("too close to call, |margin| ≥ 1.5 mm", &tcc(1.5)));
+    let mut s: Vec<f64> = r.iter().filter(|p| !p.closeup).map(|p| p.sigma_mm).collect();
+    let med = super::quantile(&mut s, 0.5);
+    let mut sc: Vec<f64> = r.iter().filter(|p| p.closeup).map(|p| p.sigma_mm).collect();
+    out.push_str(&format!("| median sigma (mm) | {med:.2} | {:.2} |\n", super::quantile(&mut sc, 0.5)));
+    out
+}
