@@ -110,10 +110,15 @@ impl Calibration {
         })
     }
 
-    /// The image point of mat point `p` at height `z_mm` above the mat.
+    /// The image point of mat point `p` at height `z_mm` above the mat: where the camera's line of
+    /// sight through it meets the mat, mapped by the homography (the exact inverse of
+    /// [`Calibration::footprint`], so what is fitted and what is drawn agree).
     pub fn mat_to_image_at(&self, p: MatPoint, z_mm: f64) -> Option<PixelPoint> {
         match &self.camera {
-            Some(c) if z_mm != 0.0 => c.project(p, z_mm).map(|u| self.lens.distort(u)),
+            Some(c) if z_mm != 0.0 && z_mm < c.height_mm() => {
+                let n = c.nadir();
+                self.mat_to_image(n + (p - n) * (1.0 / (1.0 - z_mm / c.height_mm())))
+            }
             _ => self.mat_to_image(p),
         }
     }

@@ -156,7 +156,7 @@ pub fn position_overlay(bgr: &Mat, analysis: &Analysis) -> Result<RgbImage, Cali
         .collect();
     lines.push(format!("{} winks seen, {} squops; unplayed/in play/off/potted: {}", analysis.detections.found.len(), pos.squops.len(), counts.join(", ")));
     if let Some(score) = &pos.score {
-        let parts: Vec<String> = score.game_score.iter().map(|(p, v)| format!("{} {}", p.name(), crate::rules::score::format_points(*v))).collect();
+        let parts: Vec<String> = score.game_score.iter().map(|(p, v)| format!("{} {}", p.label(), crate::rules::score::format_points(*v))).collect();
         lines.push(format!("score if the game ended now: {}", parts.join(", ")));
     }
     for flag in pos.flags.iter().filter(|f| !matches!(f.detail, FlagDetail::Squop { .. })).take(6) {

@@ -487,8 +487,8 @@ pub fn evidence(bgr: &Mat, pair: &Pair, a: &Outline, b: &Outline, colours: [Colo
     let (mut x0, mut x1) = all.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), p| (l.min(p.0), h.max(p.0)));
     let (mut y0, mut y1) = all.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), p| (l.min(p.1), h.max(p.1)));
     let pad = 0.25 * (x1 - x0).max(y1 - y0) + 4.0;
-    x0 = (x0 - pad).max(0.0);
-    y0 = (y0 - pad).max(0.0);
+    x0 = (x0 - pad).max(0.0).floor();
+    y0 = (y0 - pad).max(0.0).floor();
     x1 = (x1 + pad).min(frame.width() as f64 - 1.0);
     y1 = (y1 + pad).min(frame.height() as f64 - 1.0);
     let (cw, ch) = ((x1 - x0).max(4.0) as u32, (y1 - y0).max(4.0) as u32);
@@ -499,11 +499,12 @@ pub fn evidence(bgr: &Mat, pair: &Pair, a: &Outline, b: &Outline, colours: [Colo
     let text_h = 70u32;
     let mut img = image::RgbImage::from_pixel(zw, zh + text_h, Rgb([20, 20, 20]));
     image::imageops::replace(&mut img, &zoomed, 0, 0);
-    let to_z = |p: (f64, f64)| (((p.0 - x0) * zoom) as f32, ((p.1 - y0) * zoom) as f32);
+    // Pixel i of the crop (centre at i in the frame's convention) spans [i, i + 1) × zoom.
+    let to_z = |p: (f64, f64)| (((p.0 - x0 + 0.5) * zoom - 0.5) as f32, ((p.1 - y0 + 0.5) * zoom - 0.5) as f32);
     // The overlap, tinted.
     for y in 0..zh {
         for x in 0..zw {
-            let (fx, fy) = (x as f64 / zoom + x0, y as f64 / zoom + y0);
+            let (fx, fy) = ((x as f64 + 0.5) / zoom - 0.5 + x0, (y as f64 + 0.5) / zoom - 0.5 + y0);
             if inside_polygon(a, fx, fy) && inside_polygon(b, fx, fy) {
                 let p = img.get_pixel_mut(x, y);
                 *p = Rgb([((p[0] as u16 + 255) / 2) as u8, ((p[1] as u16 + 255) / 2) as u8, ((p[2] as u16 + 255) / 2) as u8]);
