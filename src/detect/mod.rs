@@ -190,8 +190,6 @@ struct Labels {
     y0: i32,
     /// Reduction factor.
     scale: i32,
-    /// One mask per colour (255 = that colour), in `Colour::ALL` order.
-    masks: [Mat; 4],
 }
 
 impl Labels {
@@ -300,14 +298,14 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
 
     // Reduced Lab copy of the region.
     let roi = Mat::roi(bgr, Rect::new(x0, y0, x1 - x0, y1 - y0))?;
-    let mut small = Mat::default();
-    if scale > 1 {
-        imgproc::resize(&roi, &mut small, Size::new((x1 - x0) / scale, (y1 - y0) / scale), 0.0, 0.0, imgproc::INTER_AREA)?;
-    } else {
-        small = roi.try_clone()?;
-    }
     let mut lab = Mat::default();
-    imgproc::cvt_color(&small, &mut lab, imgproc::COLOR_BGR2Lab, 0)?;
+    if scale > 1 {
+        let mut small = Mat::default();
+        imgproc::resize(&roi, &mut small, Size::new((x1 - x0) / scale, (y1 - y0) / scale), 0.0, 0.0, imgproc::INTER_AREA)?;
+        imgproc::cvt_color(&small, &mut lab, imgproc::COLOR_BGR2Lab, 0)?;
+    } else {
+        imgproc::cvt_color(&roi, &mut lab, imgproc::COLOR_BGR2Lab, 0)?;
+    }
     let (lw, lh) = (lab.cols(), lab.rows());
     let lab_bytes = lab.data_bytes()?;
     let lab_step = lab.step1(0)? * lab.elem_size1();
@@ -315,7 +313,7 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
         let k = j as usize * lab_step + i as usize * 3;
         Lab::from_cv8([lab_bytes[k], lab_bytes[k + 1], lab_bytes[k + 2]])
     };
-    let labels_geom = Labels { x0, y0, scale, masks: [Mat::default(), Mat::default(), Mat::default(), Mat::default()] };
+    let labels_geom = Labels { x0, y0, scale };
 
     // Where each label pixel lies: on the mat, beyond it, in the pot's body.
     let pot_body = pot_outline(cal, POT_BASE_MM + 1.0, (POT_OPENING.0 + 2.5, POT_OPENING.1));
@@ -367,8 +365,9 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
         d.get(d.len() / 2).map_or(3.0, |m| m / 1.18)
     };
     let mut model = ColourModel::new(felt, table).with_felt_spread(spread);
-    let every = (lw as usize * lh as usize / 60_000).max(1);
-    let sampled: Vec<Lab> = (0..lh).flat_map(|j| (0..lw).map(move |i| (i, j))).step_by(every).map(|(i, j)| lab_px(i, j)).collect();
+    // Every pixel of a 150-pixel grid's worth of rows and columns is plenty to learn hues from.
+    let every = ((lw as usize * lh as usize / 40_000) as f64).sqrt().max(1.0) as usize;
+    let sampled: Vec<Lab> = (0..lh).step_by(every).flat_map(|j| (0..lw).step_by(every).map(move |i| (i, j))).map(|(i, j)| lab_px(i, j)).filter(|c| model.is_candidate(*c)).collect();
     model.learn(sampled.iter().copied());
     if std::env::var_os("WINKEYE_DEBUG").is_some() {
         eprintln!("colour model {model:?} scale {scale}");
@@ -391,23 +390,42 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
     };
 
     // Label masks.
-    let mut masks: [Mat; 4] = [(); 4].map(|_| Mat::zeros(lh, lw, opencv::core::CV_8UC1).and_then(|m| m.to_mat()).unwrap_or_default());
-    let mut potted_masks: [Mat; 4] = [(); 4].map(|_| Mat::zeros(lh, lw, opencv::core::CV_8UC1).and_then(|m| m.to_mat()).unwrap_or_default());
+    // Whether a pixel is wink-coloured, and which colour, depends on its a*, b* alone: one table
+    // of 256 × 256 answers per frame instead of a hue and a chroma per pixel.
+    // Filled as colours are met (a frame holds a few thousand distinct a*, b* pairs).
+    const UNKNOWN: u8 = 255;
+    let mut lut = vec![UNKNOWN; 256 * 256];
+    let (lwu, lhu) = (lw as usize, lh as usize);
+    let mut mask_bufs = vec![vec![0u8; lwu * lhu]; 4];
+    let mut potted_bufs = vec![vec![0u8; lwu * lhu]; 4];
     let pot_bbox = bbox_label(&labels_geom, &pot_body);
     if let Some(v) = std::env::var_os("WINKEYE_PROBE") { let v = v.to_string_lossy().to_string(); let (a, b) = v.split_once(",").unwrap_or(("0","0")); let (fx, fy): (f64, f64) = (a.parse().unwrap_or(0.0), b.parse().unwrap_or(0.0)); let (i, j) = labels_geom.from_frame(PixelPoint::new(fx, fy)); let c = lab_px(i.round() as i32, j.round() as i32); eprintln!("probe {c:?} cand {} class {:?}", model.is_candidate(c), model.classify(c)); }
     if std::env::var_os("WINKEYE_DEBUG").is_some() {
         eprintln!("pot box {pot_bbox:?} roi ({x0},{y0}) body {:?}", pot_body.first());
     }
     for j in 0..lh {
+        let row = &lab_bytes[j as usize * lab_step..];
         for i in 0..lw {
-            let Some(colour) = model.classify(lab_px(i, j)) else { continue };
-            let k = colour_index(colour);
+            let q = i as usize * 3;
+            let key = row[q + 1] as usize * 256 + row[q + 2] as usize;
+            let mut code = lut[key];
+            if code == UNKNOWN {
+                let c = Lab { l: 50.0, a: row[q + 1] as f64 - 128.0, b: row[q + 2] as f64 - 128.0 };
+                code = model.classify(c).map_or(0, |c| colour_index(c) as u8 + 1);
+                lut[key] = code;
+            }
+            if code == 0 {
+                continue;
+            }
+            let k = (code - 1) as usize;
+            let colour = Colour::ALL[k];
+            let at = j as usize * lwu + i as usize;
             let in_pot_box = pot_bbox.is_some_and(|(a, b, c, d)| i >= a && i <= c && j >= b && j <= d);
             if in_pot_box {
                 let p = labels_geom.to_frame(i as f64, j as f64);
                 if inside_convex(&pot_opening, p) {
                     if pot_colour != Some(colour) {
-                        *potted_masks[k].at_2d_mut::<u8>(j, i)? = 255;
+                        potted_bufs[k][at] = 255;
                     }
                     continue;
                 }
@@ -415,16 +433,18 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
                     continue;
                 }
             }
-            *masks[k].at_2d_mut::<u8>(j, i)? = 255;
+            mask_bufs[k][at] = 255;
         }
     }
-    let labels = Labels { masks, ..labels_geom };
+    let labels = labels_geom;
 
     // Circle hypotheses from each colour's regions, measured at full resolution.
     let mut found: Vec<Found> = Vec::new();
+    let mut todo: Vec<(Colour, PixelPoint, f64)> = Vec::new();
     for (k, colour) in Colour::ALL.iter().copied().enumerate() {
         let mut contours: Vector<Vector<Point>> = Vector::new();
-        imgproc::find_contours(&labels.masks[k], &mut contours, imgproc::RETR_EXTERNAL, imgproc::CHAIN_APPROX_SIMPLE, Point::new(0, 0))?;
+        let mask = Mat::new_rows_cols_with_data(lh, lw, mask_bufs[k].as_slice())?;
+        imgproc::find_contours(&mask, &mut contours, imgproc::RETR_EXTERNAL, imgproc::CHAIN_APPROX_SIMPLE, Point::new(0, 0))?;
         for ci in 0..contours.len() {
             let contour = contours.get(ci)?;
             let bb = imgproc::bounding_rect(&contour)?;
@@ -442,17 +462,13 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
                 continue;
             }
             for hyp in hypotheses(&contour, bb, small_area, (nominal.small_mm / 2.0 * ppm / s, nominal.large_mm / 2.0 * ppm / s))? {
-                let c_px = labels.to_frame(hyp.0, hyp.1);
-                let m = measure(&view, cal, &model, colour, c_px, hyp.2 * s, &nominal, &Hint::default());
-                if std::env::var_os("WINKEYE_DEBUG").is_some() {
-                    eprintln!("hyp {colour} at ({:.1}, {:.1}) r {:.1}px area {area:.0}: {:?}", c_px.x, c_px.y, hyp.2 * s, m.as_ref().map(|f| (f.size, f.radius_mm, f.rms_mm, f.rim_share)));
-                }
-                if let Some(f) = m {
-                    found.push(f);
-                }
+                todo.push((colour, labels.to_frame(hyp.0, hyp.1), hyp.2 * s));
             }
         }
     }
+    // Each hypothesis measured on its own: in parallel.
+    use rayon::prelude::*;
+    found.extend(todo.par_iter().filter_map(|&(colour, c_px, r_px)| measure(&view, cal, &model, colour, c_px, r_px, &nominal, &Hint::default())).collect::<Vec<_>>());
     dedupe(&mut found);
     trim_to_set(&mut found);
 
@@ -487,7 +503,8 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
     // Winks seen in the pot.
     for (k, colour) in Colour::ALL.iter().copied().enumerate() {
         let mut contours: Vector<Vector<Point>> = Vector::new();
-        imgproc::find_contours(&potted_masks[k], &mut contours, imgproc::RETR_EXTERNAL, imgproc::CHAIN_APPROX_SIMPLE, Point::new(0, 0))?;
+        let mask = Mat::new_rows_cols_with_data(lh, lw, potted_bufs[k].as_slice())?;
+        imgproc::find_contours(&mask, &mut contours, imgproc::RETR_EXTERNAL, imgproc::CHAIN_APPROX_SIMPLE, Point::new(0, 0))?;
         let ppm = px_per_mm(cal, MatPoint::new(0.0, 0.0)) * pot_floor_magnification(cal);
         let s = scale as f64;
         let small_area = std::f64::consts::PI * (nominal.small_mm / 2.0 * ppm / s).powi(2);

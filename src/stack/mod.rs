@@ -165,16 +165,21 @@ pub fn stack(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, nomi
     // Winks whose outlines meet: measured again without the edge points that lie inside the other
     // (the boundary between two winks is one wink's rim, not both).
     let first: Vec<Found> = found.to_vec();
-    for i in 0..found.len() {
-        let others = neighbours(cal, &first, i);
-        if others.is_empty() {
-            continue;
-        }
-        let f = &first[i];
-        let hint = Hint { rest: Some(f.rest), size: None, others };
-        if let Some(refit) = measure(view, cal, model, f.colour, f.centre_px, f.radius_px, nominal, &hint) {
-            found[i] = refit;
-        }
+    use rayon::prelude::*;
+    let refits: Vec<(usize, Found)> = (0..first.len())
+        .into_par_iter()
+        .filter_map(|i| {
+            let others = neighbours(cal, &first, i);
+            if others.is_empty() {
+                return None;
+            }
+            let f = &first[i];
+            let hint = Hint { rest: Some(f.rest), size: None, others };
+            measure(view, cal, model, f.colour, f.centre_px, f.radius_px, nominal, &hint).map(|r| (i, r))
+        })
+        .collect();
+    for (i, r) in refits {
+        found[i] = r;
     }
     let flat: Vec<Found> = found.to_vec();
     let kept = stack_once(view, cal, model, nominal, found);
