@@ -5,7 +5,7 @@
 use crate::calibrate::{self, lens::Lens, CalibrateOptions, Calibration};
 use crate::detect::{self, Detections};
 use crate::geometry::PixelPoint;
-use crate::report::position::{CalibrationInfo, Position, Source, POSITION_FORMAT};
+use crate::report::position::{CalibrationInfo, Position, Source};
 use crate::rules::{self, Ruleset};
 use opencv::core::Mat;
 use opencv::prelude::*;
@@ -72,7 +72,6 @@ pub fn analyze_frame(bgr: &Mat, opts: &AnalyzeOptions) -> Result<Analysis, Analy
     source.width = Some(bgr.cols() as u32);
     source.height = Some(bgr.rows() as u32);
     let raw = Position {
-        format: POSITION_FORMAT.into(),
         source: Some(source),
         ruleset: Some(opts.ruleset.name().into()),
         calibration: Some(CalibrationInfo {
@@ -81,14 +80,7 @@ pub fn analyze_frame(bgr: &Mat, opts: &AnalyzeOptions) -> Result<Analysis, Analy
             rms_px: Some(calibration.rms_px),
             extra: Default::default(),
         }),
-        winks: detections.winks(),
-        squops: detections.squops(),
-        piles: Vec::new(),
-        counts: None,
-        game: None,
-        flags: Vec::new(),
-        score: None,
-        extra: Default::default(),
+        ..Position::of_winks(detections.winks(), detections.squops())
     };
     let position = rules::apply(&raw, opts.ruleset)?;
     Ok(Analysis { position, calibration, detections })

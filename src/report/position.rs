@@ -688,6 +688,25 @@ impl Wink {
 }
 
 impl Position {
+    /// A document holding these winks and squops and nothing else yet (no source, calibration,
+    /// counts, flags or score): what a detector or a test starts from.
+    pub fn of_winks(winks: Vec<Wink>, squops: Vec<Squop>) -> Position {
+        Position {
+            format: POSITION_FORMAT.into(),
+            source: None,
+            ruleset: None,
+            calibration: None,
+            winks,
+            squops,
+            piles: Vec::new(),
+            counts: None,
+            game: None,
+            flags: Vec::new(),
+            score: None,
+            extra: Map::new(),
+        }
+    }
+
     /// Reads and parses a position document, naming the file and the place of any problem.
     /// Does not validate; see [`Position::validate`].
     pub fn load(path: &Path) -> Result<Position, PositionError> {

@@ -4,7 +4,7 @@
 use super::render::Effects;
 use super::scene::{Scene, WinkBody};
 use crate::geometry::{Camera, MatPoint};
-use crate::report::position::{CalibrationInfo, Position, Source, Squop, Wink, WinkState, POSITION_FORMAT};
+use crate::report::position::{CalibrationInfo, Position, Source, Squop, Wink, WinkState};
 use crate::rules::{self, Ruleset};
 use nalgebra::{Point3, Vector3};
 use serde_json::{json, Map};
@@ -123,7 +123,6 @@ pub fn truth(scene: &Scene, cam: &Camera, visible_px: &[f64], ruleset: Ruleset, 
         }),
     );
     let raw = Position {
-        format: POSITION_FORMAT.into(),
         source: Some(Source { path: prov.path.clone(), width: Some(cam.width), height: Some(cam.height), frame: None, t_s: None, extra: Map::new() }),
         ruleset: Some(ruleset.name().into()),
         calibration: Some(CalibrationInfo {
@@ -132,14 +131,8 @@ pub fn truth(scene: &Scene, cam: &Camera, visible_px: &[f64], ruleset: Ruleset, 
             rms_px: Some(0.0),
             extra: Map::new(),
         }),
-        winks,
-        squops,
-        piles: Vec::new(),
-        counts: None,
-        game: None,
-        flags: Vec::new(),
-        score: None,
         extra,
+        ..Position::of_winks(winks, squops)
     };
     rules::apply(&raw, ruleset)
 }

@@ -335,7 +335,6 @@ pub fn track(old: Option<&Position>, new: &Position, ruleset: Ruleset) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::position::POSITION_FORMAT;
 
     fn wink(id: &str, colour: Colour, size: WinkSize, x: f64, y: f64, state: WinkState) -> Wink {
         Wink {
@@ -354,20 +353,7 @@ mod tests {
     }
 
     fn position(winks: Vec<Wink>, squops: &[(&str, &str)]) -> Position {
-        let p = Position {
-            format: POSITION_FORMAT.into(),
-            source: None,
-            ruleset: None,
-            calibration: None,
-            winks,
-            squops: squops.iter().map(|(u, l)| Squop { upper: (*u).into(), lower: (*l).into(), margin_mm: None, confidence: None, extra: Default::default() }).collect(),
-            piles: Vec::new(),
-            counts: None,
-            game: None,
-            flags: Vec::new(),
-            score: None,
-            extra: Default::default(),
-        };
+        let p = Position::of_winks(winks, squops.iter().map(|(u, l)| Squop { upper: (*u).into(), lower: (*l).into(), margin_mm: None, confidence: None, extra: Default::default() }).collect());
         crate::rules::apply(&p, Ruleset::Etwa2012).expect("a valid test position")
     }
 

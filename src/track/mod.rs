@@ -310,7 +310,6 @@ impl<A: Analyser> Tracker<A> {
 mod tests {
     use super::*;
     use crate::geometry::{MatSpec, PixelPoint};
-    use crate::report::position::POSITION_FORMAT;
 
     /// A calibration of a 1828.8 × 914.4 mm mat filling a 320 × 180 frame's middle.
     fn flat_calibration(w: u32, h: u32) -> Result<Calibration, Box<dyn std::error::Error>> {
@@ -354,20 +353,7 @@ mod tests {
         }
         fn analyse(&mut self, _frame: &Mat, _cal: &Calibration, source: Source) -> Result<Position, AnalyzeError> {
             self.analysed.push(source.frame.unwrap_or(0));
-            let p = Position {
-                format: POSITION_FORMAT.into(),
-                source: Some(source),
-                ruleset: None,
-                calibration: None,
-                winks: Vec::new(),
-                squops: Vec::new(),
-                piles: Vec::new(),
-                counts: None,
-                game: None,
-                flags: Vec::new(),
-                score: None,
-                extra: Default::default(),
-            };
+            let p = Position { source: Some(source), ..Position::of_winks(Vec::new(), Vec::new()) };
             Ok(p)
         }
     }

@@ -105,6 +105,28 @@ pub struct Pair {
     pub upper_evidence: Option<String>,
 }
 
+impl Pair {
+    /// A pair with its verdict by the rule: winks as (id, image centre, colour); `upper` the
+    /// wink the stacking evidence names surely enough, `named` what named one at all (confidence
+    /// and evidence).
+    pub fn called(a: (&str, PixelPoint, Colour), b: (&str, PixelPoint, Colour), margin: f64, sigma: f64, upper: Option<&str>, named: Option<(f64, String)>) -> Pair {
+        let (v, up) = verdict(margin, sigma, upper);
+        Pair {
+            a: a.0.to_string(),
+            b: b.0.to_string(),
+            a_px: [round3(a.1.x), round3(a.1.y)],
+            b_px: [round3(b.1.x), round3(b.1.y)],
+            verdict: v.into(),
+            upper: up,
+            margin_mm: round3(margin),
+            sigma_mm: round3(sigma),
+            colours: [a.2, b.2],
+            upper_confidence: named.as_ref().map(|n| n.0),
+            upper_evidence: named.map(|n| n.1),
+        }
+    }
+}
+
 /// The verdict for a margin, its sigma and the upper wink if the evidence named one.
 pub fn verdict(margin: f64, sigma: f64, upper: Option<&str>) -> (&'static str, Option<String>) {
     if margin > VERDICT_SIGMAS * sigma {
@@ -159,20 +181,8 @@ pub fn overhead(analysis: &Analysis, near: Option<PixelPoint>) -> Vec<Pair> {
             let sigma = (centre_sigma(a, ppm).powi(2) + centre_sigma(b, ppm).powi(2) + 2.0 * DIAMETER_SIGMA_MM.powi(2) + tilt(a).powi(2) + tilt(b).powi(2) + cal_sigma.powi(2)).sqrt();
             let sq = analysis.detections.squops.iter().find(|s| (s.upper == i && s.lower == j) || (s.upper == j && s.lower == i));
             let upper = sq.filter(|s| s.confidence >= MIN_UPPER_CONFIDENCE).map(|s| found[s.upper].id.as_str());
-            let (v, up) = verdict(m, sigma, upper);
-            pairs.push(Pair {
-                a: a.id.clone(),
-                b: b.id.clone(),
-                a_px: [round3(a.centre_px.x), round3(a.centre_px.y)],
-                b_px: [round3(b.centre_px.x), round3(b.centre_px.y)],
-                verdict: v.into(),
-                upper: up,
-                margin_mm: round3(m),
-                sigma_mm: round3(sigma),
-                colours: [a.colour, b.colour],
-                upper_confidence: sq.map(|s| round3(s.confidence)),
-                upper_evidence: sq.map(|s| s.evidence.to_string()),
-            });
+            let named = sq.map(|s| (round3(s.confidence), s.evidence.to_string()));
+            pairs.push(Pair::called((&a.id, a.centre_px, a.colour), (&b.id, b.centre_px, b.colour), m, sigma, upper, named));
         }
     }
     if let Some(p) = near {
@@ -348,20 +358,8 @@ pub fn closeup(bgr: &Mat, nominal: &NominalDiameters, near: Option<PixelPoint>) 
             let tilt_term = 0.5 * crate::detect::fit::THICKNESS_MM * tan_tilt;
             let sigma = (cs(a).powi(2) + cs(b).powi(2) + 2.0 * DIAMETER_SIGMA_MM.powi(2) + tilt_term.powi(2) + (0.01 * d).powi(2)).sqrt();
             let upper = close_upper(&view, &model, a, b);
-            let (v, up) = verdict(m, sigma, upper.map(|u| if u { a.id.as_str() } else { b.id.as_str() }));
-            pairs.push(Pair {
-                a: a.id.clone(),
-                b: b.id.clone(),
-                a_px: [round3(a.centre.x), round3(a.centre.y)],
-                b_px: [round3(b.centre.x), round3(b.centre.y)],
-                verdict: v.into(),
-                upper: up,
-                margin_mm: round3(m),
-                sigma_mm: round3(sigma),
-                colours: [a.colour, b.colour],
-                upper_confidence: upper.map(|_| 1.0),
-                upper_evidence: upper.map(|_| "overlap_colour".to_string()),
-            });
+            let up_id = upper.map(|u| if u { a.id.as_str() } else { b.id.as_str() });
+            pairs.push(Pair::called((&a.id, a.centre, a.colour), (&b.id, b.centre, b.colour), m, sigma, up_id, upper.map(|_| (1.0, "overlap_colour".to_string()))));
         }
     }
     Ok((pairs, mm_per_px, winks))
