@@ -369,9 +369,6 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
     let every = ((lw as usize * lh as usize / 40_000) as f64).sqrt().max(1.0) as usize;
     let sampled: Vec<Lab> = (0..lh).step_by(every).flat_map(|j| (0..lw).step_by(every).map(move |i| (i, j))).map(|(i, j)| lab_px(i, j)).filter(|c| model.is_candidate(*c)).collect();
     model.learn(sampled.iter().copied());
-    if std::env::var_os("WINKEYE_DEBUG").is_some() {
-        eprintln!("colour model {model:?} scale {scale}");
-    }
 
     // The pot's colour, when it could pass for a wink's: winks of that colour in the pot are not counted.
     let pot_colour = {
@@ -399,10 +396,6 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
     let mut mask_bufs = vec![vec![0u8; lwu * lhu]; 4];
     let mut potted_bufs = vec![vec![0u8; lwu * lhu]; 4];
     let pot_bbox = bbox_label(&labels_geom, &pot_body);
-    if let Some(v) = std::env::var_os("WINKEYE_PROBE") { let v = v.to_string_lossy().to_string(); let (a, b) = v.split_once(",").unwrap_or(("0","0")); let (fx, fy): (f64, f64) = (a.parse().unwrap_or(0.0), b.parse().unwrap_or(0.0)); let (i, j) = labels_geom.from_frame(PixelPoint::new(fx, fy)); let c = lab_px(i.round() as i32, j.round() as i32); eprintln!("probe {c:?} cand {} class {:?}", model.is_candidate(c), model.classify(c)); }
-    if std::env::var_os("WINKEYE_DEBUG").is_some() {
-        eprintln!("pot box {pot_bbox:?} roi ({x0},{y0}) body {:?}", pot_body.first());
-    }
     for j in 0..lh {
         let row = &lab_bytes[j as usize * lab_step..];
         for i in 0..lw {
@@ -455,9 +448,6 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
             let small_area = std::f64::consts::PI * (nominal.small_mm / 2.0 * ppm / s).powi(2);
             let large_area = std::f64::consts::PI * (nominal.large_mm / 2.0 * ppm / s).powi(2);
             let area = imgproc::contour_area(&contour, false)?;
-            if std::env::var_os("WINKEYE_DEBUG").is_some() {
-                eprintln!("region {colour} bbox {:?} area {area:.0} (small {small_area:.0}) scale {scale}", bb);
-            }
             if area < MIN_REGION_SHARE * small_area || area > MAX_REGION_LARGE_WINKS * large_area {
                 continue;
             }
@@ -746,16 +736,7 @@ pub fn measure(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, co
         },
     };
     let nominal_r = if size == WinkSize::Large { r_large } else { r_small };
-    if std::env::var_os("WINKEYE_DEBUG").is_some() {
-        eprintln!("measure {colour} ({:.1},{:.1}) rim {rim_share:.2} free r {:.2} judge small {:?} large {:?} -> {size:?} others {}", c_px.x, c_px.y, free_fit.radius, judge(r_small).map(|j| j.0), judge(r_large).map(|j| j.0), hint.others.len());
-    }
     let (_, fit) = judge(nominal_r)?;
-    if std::env::var_os("WINKEYE_DEBUG2").is_some() {
-        if let Some(oc) = cal.mat_to_image_at(fit.centre, rest.rim_mid_height(fit.centre, fit.radius, MatPoint::new(0.0, 0.0))) {
-            let rs: Vec<String> = edges.iter().map(|e| format!("{:.2}{}", e.px.distance(oc), match e.beyond { Beyond::Background => "", _ => "*" })).collect();
-            eprintln!("edges {colour} ({:.1},{:.1}) R {:.2}px: {}", oc.x, oc.y, fit.radius * ppm, rs.join(" "));
-        }
-    }
     let top = rest.top_height(fit.radius, fit.centre);
     let centre_px = cal.mat_to_image_at(fit.centre, top)?;
     let mut inlier = vec![false; edges.len()];

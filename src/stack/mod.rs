@@ -70,18 +70,12 @@ fn decide(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, a: &Fou
             }
             y += 0.5;
         }
-        if std::env::var_os("WINKEYE_DEBUG").is_some() {
-            eprintln!("  votes {} {va} / {} {vb}", a.colour, b.colour);
-        }
         if va + vb >= MIN_VOTES && va != vb {
             let share = va.max(vb) as f64 / (va + vb) as f64;
             return Some((va > vb, share, "overlap_colour"));
         }
         let (da, db) = (deficit(a, ca, ra, cb, rb), deficit(b, cb, rb, ca, ra));
         let depth = ra + rb - ca.distance(cb);
-        if std::env::var_os("WINKEYE_DEBUG").is_some() {
-            eprintln!("  deficits {} {da:?} / {} {db:?} depth {depth:.2}", a.colour, b.colour);
-        }
         match (da, db) {
             (Some((x, nx)), Some((y, ny))) if (x - y).abs() >= 0.6 && nx + ny >= 3 => {
                 let conf = 0.5 + 0.5 * ((x - y).abs() / 1.0).min(1.0);
@@ -208,9 +202,6 @@ fn stack_with(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, nom
                 continue;
             }
             let d = decide(view, cal, model, &found[i], &found[j]);
-            if std::env::var_os("WINKEYE_DEBUG").is_some() {
-                eprintln!("pair {} {:?} ({:.1},{:.1}) / {} {:?} ({:.1},{:.1}) margin {m:.2}: {d:?}", found[i].colour, found[i].size, found[i].centre_px.x, found[i].centre_px.y, found[j].colour, found[j].size, found[j].centre_px.x, found[j].centre_px.y);
-            }
             let Some((a_up, conf, evidence)) = d else { continue };
             let (upper, lower) = if a_up { (i, j) } else { (j, i) };
             if only.is_some_and(|o| !o.contains(&(upper, lower))) {
