@@ -148,10 +148,8 @@ pub fn calibrate_frame(bgr: &Mat, opts: &CalibrateOptions) -> Result<Calibration
     let mut pts = Vec::new();
     for k in 0..4 {
         let (a, b) = (start[k], start[(k + 1) % 4]);
-        let len = a.distance(b);
         let n = outward(a, b, &start);
         let count = probe_count(&img, a, b) / 2;
-        let _ = len;
         for i in 0..count {
             let t = 0.04 + 0.92 * i as f64 / count as f64;
             let p = a + (b - a) * t;
@@ -320,17 +318,7 @@ fn find_pot_rim(img: &LabImage, cam: &pose::CameraPose, lens: &Lens, rim: &(f64,
     if pts.len() < 16 {
         return None;
     }
-    // Kåsa's algebraic circle fit: x² + y² + D x + E y + F = 0, least squares.
-    let mut a = nalgebra::DMatrix::zeros(pts.len(), 3);
-    let mut b = nalgebra::DVector::zeros(pts.len());
-    for (i, p) in pts.iter().enumerate() {
-        a[(i, 0)] = p.x;
-        a[(i, 1)] = p.y;
-        a[(i, 2)] = 1.0;
-        b[i] = -(p.x * p.x + p.y * p.y);
-    }
-    let sol = a.svd(true, true).solve(&b, 1e-12).ok()?;
-    let found = PixelPoint::new(-sol[0] / 2.0, -sol[1] / 2.0);
+    let (found, _) = crate::geometry::plane::fit_circle(&pts)?;
     Some((found, found.distance(centre)))
 }
 

@@ -18,6 +18,7 @@ pub mod naive;
 pub mod sample;
 
 use crate::calibrate::Calibration;
+use crate::geometry::plane::{fit_circle, inside_convex};
 use crate::geometry::{MatPoint, PixelPoint};
 use crate::report::position::{Colour, NominalDiameters, Squop, Wink, WinkSize, WinkState};
 use crate::rules::Ruleset;
@@ -228,45 +229,14 @@ fn pot_outline(cal: &Calibration, radius_base: f64, (r_top, h_top): (f64, f64)) 
     convex_hull(pts)
 }
 
-fn convex_hull(mut p: Vec<PixelPoint>) -> Vec<PixelPoint> {
-    p.sort_by(|a, b| a.x.total_cmp(&b.x).then(a.y.total_cmp(&b.y)));
-    if p.len() < 3 {
-        return p;
+/// The convex hull of points (OpenCV `convexHull`).
+fn convex_hull(p: Vec<PixelPoint>) -> Vec<PixelPoint> {
+    let pts: Vector<opencv::core::Point2f> = p.iter().map(|q| opencv::core::Point2f::new(q.x as f32, q.y as f32)).collect();
+    let mut hull: Vector<opencv::core::Point2f> = Vector::new();
+    match imgproc::convex_hull(&pts, &mut hull, false, true) {
+        Ok(()) if hull.len() >= 3 => hull.iter().map(|q| PixelPoint::new(q.x as f64, q.y as f64)).collect(),
+        _ => p,
     }
-    let cross = |o: PixelPoint, a: PixelPoint, b: PixelPoint| (a.x - o.x) * (b.y - o.y) - (a.y - o.y) * (b.x - o.x);
-    let mut h: Vec<PixelPoint> = Vec::new();
-    for pass in 0..2 {
-        let start = h.len();
-        let iter: Box<dyn Iterator<Item = &PixelPoint>> = if pass == 0 { Box::new(p.iter()) } else { Box::new(p.iter().rev()) };
-        for &q in iter {
-            while h.len() >= start + 2 && cross(h[h.len() - 2], h[h.len() - 1], q) <= 0.0 {
-                h.pop();
-            }
-            h.push(q);
-        }
-        h.pop();
-    }
-    h
-}
-
-/// Whether `q` lies inside the convex polygon `poly` (either winding).
-pub fn inside_convex(poly: &[PixelPoint], q: PixelPoint) -> bool {
-    if poly.len() < 3 {
-        return false;
-    }
-    let mut sign = 0.0;
-    for i in 0..poly.len() {
-        let (a, b) = (poly[i], poly[(i + 1) % poly.len()]);
-        let c = (b.x - a.x) * (q.y - a.y) - (b.y - a.y) * (q.x - a.x);
-        if c != 0.0 {
-            if sign == 0.0 {
-                sign = c.signum();
-            } else if c.signum() != sign {
-                return false;
-            }
-        }
-    }
-    true
 }
 
 /// Detects the winks in a calibrated BGR frame.
@@ -693,7 +663,7 @@ pub fn measure(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, co
         if bg.len() < 5 || round == 1 {
             break;
         }
-        if let Some((c, r)) = kasa(&bg) {
+        if let Some((c, r)) = fit_circle(&bg) {
             if (r - r_px).abs() < 0.4 * r_px && c.distance(c_px) < 0.6 * r_px {
                 c_px = c;
                 r_px = r;
@@ -763,31 +733,6 @@ pub fn measure(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, co
         edges,
         inlier,
     })
-}
-
-/// Algebraic (Kåsa) circle through points: centre and radius.
-pub fn kasa(p: &[PixelPoint]) -> Option<(PixelPoint, f64)> {
-    if p.len() < 3 {
-        return None;
-    }
-    let n = p.len() as f64;
-    let (mx, my) = (p.iter().map(|q| q.x).sum::<f64>() / n, p.iter().map(|q| q.y).sum::<f64>() / n);
-    let (mut suu, mut svv, mut suv, mut suuu, mut svvv, mut suvv, mut svuu) = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
-    for q in p {
-        let (u, v) = (q.x - mx, q.y - my);
-        suu += u * u;
-        svv += v * v;
-        suv += u * v;
-        suuu += u * u * u;
-        svvv += v * v * v;
-        suvv += u * v * v;
-        svuu += v * u * u;
-    }
-    let m = nalgebra::Matrix2::new(suu, suv, suv, svv);
-    let b = nalgebra::Vector2::new(0.5 * (suuu + suvv), 0.5 * (svvv + svuu));
-    let c = m.try_inverse()? * b;
-    let r = (c.x * c.x + c.y * c.y + (suu + svv) / n).sqrt();
-    Some((PixelPoint::new(c.x + mx, c.y + my), r))
 }
 
 /// Hypotheses that converged on the same wink: keep the better fit.

@@ -7,6 +7,7 @@
 pub mod camera;
 mod frames;
 mod mat;
+pub mod plane;
 
 pub use camera::{Camera, Intrinsics, Pose, RadialDistortion};
 pub use frames::{MatPoint, PixelPoint};

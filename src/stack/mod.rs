@@ -176,7 +176,7 @@ pub fn stack(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, nomi
         found[i] = r;
     }
     let flat: Vec<Found> = found.to_vec();
-    let kept = stack_once(view, cal, model, nominal, found);
+    let kept = stack_with(view, cal, model, nominal, found, None);
     if kept.iter().all(|s| s.margin_mm > 0.0) {
         return kept;
     }
@@ -185,10 +185,6 @@ pub fn stack(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, nomi
     found.clone_from_slice(&flat);
     let again = stack_with(view, cal, model, nominal, found, Some(&keep));
     again.into_iter().filter(|s| s.margin_mm > 0.0).collect()
-}
-
-fn stack_once(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, nominal: &NominalDiameters, found: &mut [Found]) -> Vec<FoundSquop> {
-    stack_with(view, cal, model, nominal, found, None)
 }
 
 /// One pass: decide the pairs (or take `only` as the squops), set levels, refit the uppers.

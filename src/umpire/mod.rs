@@ -23,7 +23,9 @@ use crate::analyze::Analysis;
 use crate::detect::colour::{ColourModel, Lab};
 use crate::detect::fit::{ray_edges, Beyond};
 use crate::detect::sample::LinearView;
-use crate::detect::{kasa, Found};
+use crate::detect::fit::lab_at;
+use crate::detect::Found;
+use crate::geometry::plane::inside_convex;
 use crate::geometry::PixelPoint;
 use crate::report::position::{Colour, NominalDiameters, WinkSize};
 use opencv::core::{Mat, Point, Vector};
@@ -308,10 +310,6 @@ pub fn closeup(bgr: &Mat, nominal: &NominalDiameters, near: Option<PixelPoint>) 
     for wk in winks.iter_mut() {
         wk.size = if wk.axes.0 >= split { WinkSize::Large } else { WinkSize::Small };
     }
-    if winks.iter().all(|w| w.size == WinkSize::Large) && !winks.is_empty() {
-        // All one size: without a second size, take the larger class only if the axes say so is
-        // impossible; assume large (the commoner close call) but the scale's sigma grows below.
-    }
     // Scale: mm per px from the well-seen winks' major axes; the plane's tilt from the minor/major ratios.
     let well: Vec<&CloseWink> = winks.iter().filter(|w| w.rim_share >= 0.75).collect();
     let src: Vec<&CloseWink> = if well.is_empty() { winks.iter().collect() } else { well };
@@ -398,7 +396,6 @@ fn fit_close(view: &LinearView<'_>, model: &ColourModel, colour: Colour, centre:
             })
             .collect();
         let rms = (res.iter().map(|x| x * x).sum::<f64>() / res.len() as f64).sqrt();
-        let _ = kasa(&bg);
         c = ctr;
         r = a;
         last = Some(CloseWink { id: String::new(), colour, size: WinkSize::Large, centre: ctr, axes: (a, b), major_dir, rim_share: bg.len() as f64 / 96.0, rms_px: rms, edges });
@@ -422,7 +419,7 @@ fn close_upper(view: &LinearView<'_>, model: &ColourModel, a: &CloseWink, b: &Cl
         for x in x0..=x1 {
             let p = PixelPoint::new(x as f64, y as f64);
             if inside(a, p, 1.5) && inside(b, p, 1.5) {
-                match view.linear(p.x, p.y).map(crate::detect::sample::linear_to_lab).and_then(|c| model.classify(c)) {
+                match lab_at(view, p).and_then(|c| model.classify(c)) {
                     Some(c) if c == a.colour && c != b.colour => va += 1,
                     Some(c) if c == b.colour && c != a.colour => vb += 1,
                     _ => {}
@@ -434,7 +431,7 @@ fn close_upper(view: &LinearView<'_>, model: &ColourModel, a: &CloseWink, b: &Cl
 }
 
 /// An outline in the frame, as a closed polyline.
-pub type Outline = Vec<(f64, f64)>;
+pub type Outline = Vec<PixelPoint>;
 
 /// The outline of an overhead wink: its footprint circle at rim height, as the camera sees it.
 pub fn overhead_outline(analysis: &Analysis, id: &str) -> Option<Outline> {
@@ -445,7 +442,7 @@ pub fn overhead_outline(analysis: &Analysis, id: &str) -> Option<Outline> {
             .filter_map(|k| {
                 let a = k as f64 / 96.0 * std::f64::consts::TAU;
                 let u = crate::geometry::MatPoint::new(a.cos(), a.sin());
-                analysis.calibration.mat_to_image_at(c + u * r, f.rest.rim_mid_height(c, r, u)).map(|p| (p.x, p.y))
+                analysis.calibration.mat_to_image_at(c + u * r, f.rest.rim_mid_height(c, r, u))
             })
             .collect(),
     )
@@ -457,22 +454,9 @@ pub fn close_outline(w: &CloseWink) -> Outline {
     (0..96)
         .map(|k| {
             let a = k as f64 / 96.0 * std::f64::consts::TAU;
-            let p = w.centre + w.major_dir * (w.axes.0 * a.cos()) + minor * (w.axes.1 * a.sin());
-            (p.x, p.y)
+            w.centre + w.major_dir * (w.axes.0 * a.cos()) + minor * (w.axes.1 * a.sin())
         })
         .collect()
-}
-
-fn inside_polygon(poly: &Outline, x: f64, y: f64) -> bool {
-    let mut inside = false;
-    let n = poly.len();
-    for i in 0..n {
-        let (a, b) = (poly[i], poly[(i + n - 1) % n]);
-        if (a.1 > y) != (b.1 > y) && x < (b.0 - a.0) * (y - a.1) / (b.1 - a.1) + a.0 {
-            inside = !inside;
-        }
-    }
-    inside
 }
 
 /// The evidence picture: a zoomed crop round the pair with both fitted outlines, the overlap
@@ -481,9 +465,9 @@ pub fn evidence(bgr: &Mat, pair: &Pair, a: &Outline, b: &Outline, colours: [Colo
     use crate::report::{diagram::wink_rgb, draw};
     use image::Rgb;
     let frame = crate::synth::effects::from_bgr_mat(bgr).map_err(|e| opencv::Error::new(opencv::core::StsError, e.to_string()))?;
-    let all: Vec<(f64, f64)> = a.iter().chain(b.iter()).copied().collect();
-    let (mut x0, mut x1) = all.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), p| (l.min(p.0), h.max(p.0)));
-    let (mut y0, mut y1) = all.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), p| (l.min(p.1), h.max(p.1)));
+    let all: Vec<PixelPoint> = a.iter().chain(b.iter()).copied().collect();
+    let (mut x0, mut x1) = all.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), p| (l.min(p.x), h.max(p.x)));
+    let (mut y0, mut y1) = all.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), p| (l.min(p.y), h.max(p.y)));
     let pad = 0.25 * (x1 - x0).max(y1 - y0) + 4.0;
     x0 = (x0 - pad).max(0.0).floor();
     y0 = (y0 - pad).max(0.0).floor();
@@ -498,12 +482,13 @@ pub fn evidence(bgr: &Mat, pair: &Pair, a: &Outline, b: &Outline, colours: [Colo
     let mut img = image::RgbImage::from_pixel(zw, zh + text_h, Rgb([20, 20, 20]));
     image::imageops::replace(&mut img, &zoomed, 0, 0);
     // Pixel i of the crop (centre at i in the frame's convention) spans [i, i + 1) × zoom.
-    let to_z = |p: (f64, f64)| (((p.0 - x0 + 0.5) * zoom - 0.5) as f32, ((p.1 - y0 + 0.5) * zoom - 0.5) as f32);
+    let to_z = |p: PixelPoint| (((p.x - x0 + 0.5) * zoom - 0.5) as f32, ((p.y - y0 + 0.5) * zoom - 0.5) as f32);
     // The overlap, tinted.
     for y in 0..zh {
         for x in 0..zw {
             let (fx, fy) = ((x as f64 + 0.5) / zoom - 0.5 + x0, (y as f64 + 0.5) / zoom - 0.5 + y0);
-            if inside_polygon(a, fx, fy) && inside_polygon(b, fx, fy) {
+            let q = PixelPoint::new(fx, fy);
+            if inside_convex(a, q) && inside_convex(b, q) {
                 let p = img.get_pixel_mut(x, y);
                 *p = Rgb([((p[0] as u16 + 255) / 2) as u8, ((p[1] as u16 + 255) / 2) as u8, ((p[2] as u16 + 255) / 2) as u8]);
             }
@@ -519,7 +504,7 @@ pub fn evidence(bgr: &Mat, pair: &Pair, a: &Outline, b: &Outline, colours: [Colo
         }
     }
     if pair.margin_mm < 0.0 {
-        draw::thick_line(&mut img, to_z((pair.a_px[0], pair.a_px[1])), to_z((pair.b_px[0], pair.b_px[1])), 1.0, Rgb([255, 255, 0]));
+        draw::thick_line(&mut img, to_z(PixelPoint::new(pair.a_px[0], pair.a_px[1])), to_z(PixelPoint::new(pair.b_px[0], pair.b_px[1])), 1.0, Rgb([255, 255, 0]));
     }
     let white = Rgb([255, 255, 255]);
     let what = if pair.margin_mm >= 0.0 { "overlap" } else { "gap" };
