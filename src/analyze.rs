@@ -2,7 +2,7 @@
 //! stacking, and apply the rules. Every command that looks at frames (`analyze`, `replay`,
 //! `watch`, `umpire`) goes through [`analyze_frame`].
 
-use crate::calibrate::{self, lens::Lens, CalibrateOptions, Calibration};
+use crate::calibrate::{self, lens::Lens, CalibrateOptions, Calibration, Orientation};
 use crate::detect::{self, Detections};
 use crate::geometry::PixelPoint;
 use crate::report::position::{CalibrationInfo, Position, Source};
@@ -60,14 +60,24 @@ pub enum AnalyzeError {
 
 /// Analyses one BGR frame.
 pub fn analyze_frame(bgr: &Mat, opts: &AnalyzeOptions) -> Result<Analysis, AnalyzeError> {
-    let calibration = match &opts.calibration {
+    let mut calibration = match &opts.calibration {
         Some(c) => c.clone(),
         None => {
             let copts = CalibrateOptions { mat: opts.ruleset.spec().mat, corners: opts.corners, lens: opts.lens.clone() };
             calibrate::calibrate_frame(bgr, &copts)?
         }
     };
-    let detections = detect::detect(bgr, &calibration, opts.ruleset)?;
+    let mut detections = detect::detect(bgr, &calibration, opts.ruleset)?;
+    // With the +x end chosen by the picture alone, the winks in the corners have the last word:
+    // more of them behind the baseline opposite their own colour's corner than behind their own
+    // means the mat frame is turned half round.
+    if calibration.orientation == Orientation::Image {
+        let (home, opposite) = detect::home_corner_votes(&detections.found, &calibration.mat);
+        if opposite > home {
+            calibration = calibration.half_turned(Orientation::UnplayedWinks);
+            detections = detect::detect(bgr, &calibration, opts.ruleset)?;
+        }
+    }
     let mut source = opts.source.clone();
     source.width = Some(bgr.cols() as u32);
     source.height = Some(bgr.rows() as u32);

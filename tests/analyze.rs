@@ -214,3 +214,26 @@ fn eval_detection_prints_the_table() -> TestResult {
     assert!(table.contains("| colour right | 100.00%"), "{table}");
     Ok(())
 }
+
+/// One colour's winks unplayed in their corner and no other corner's: too little for the
+/// calibration to choose the +x end, so the winks decide it (rule 5.2). Before they did, the mat
+/// frame came out turned half round and both unplayed winks read as off.
+#[test]
+fn analyze_turns_the_mat_frame_to_the_winks_in_their_corner() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let (code, err) = run(winkeye().args(["synth", "--kind", "midgame", "--seed", "3009", "--resolution", "1280x720", "--out"]).arg(dir.path()));
+    assert_eq!(code, 0, "{err}");
+    let frame = dir.path().join("midgame-03009.jpg");
+    let out = dir.path().join("p.json");
+    let (code, err) = run(winkeye().arg("analyze").arg(&frame).arg("--json").arg(&out));
+    assert_eq!(code, 0, "{err}");
+    let got: Value = serde_json::from_str(&std::fs::read_to_string(&out)?)?;
+    let truth: Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("midgame-03009.json"))?)?;
+    let unplayed = |v: &Value| v["winks"].as_array().map_or(0, |w| w.iter().filter(|w| w["state"] == "unplayed" && w["colour"] == "yellow").count());
+    assert_eq!(unplayed(&truth), 2, "the scene has two unplayed yellow winks");
+    assert_eq!(unplayed(&got), 2, "{}", got["winks"]);
+    // The same mat frame as the truth's: the first corner within a few pixels.
+    let (g, t) = (px(&got["calibration"]["mat_corners_px"][0]).ok_or("corner")?, px(&truth["calibration"]["mat_corners_px"][0]).ok_or("corner")?);
+    assert!(((g.0 - t.0).powi(2) + (g.1 - t.1).powi(2)).sqrt() < 3.0, "{g:?} vs {t:?}");
+    Ok(())
+}

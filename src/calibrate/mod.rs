@@ -110,6 +110,20 @@ impl Calibration {
         })
     }
 
+    /// The same calibration with the mat frame turned half round (+x at the other end of the
+    /// mat), for when later evidence settles the orientation: the winks in their home corners.
+    pub fn half_turned(&self, orientation: Orientation) -> Calibration {
+        let c = &self.corners_px;
+        Calibration {
+            img_from_mat: self.img_from_mat * half_turn(),
+            mat_from_img: half_turn() * self.mat_from_img,
+            corners_px: [c[2], c[3], c[0], c[1]],
+            orientation,
+            camera: self.camera.as_ref().map(|p| p.half_turned()),
+            ..self.clone()
+        }
+    }
+
     /// The image point of mat point `p` at height `z_mm` above the mat: where the camera's line of
     /// sight through it meets the mat, mapped by the homography (the exact inverse of
     /// [`Calibration::footprint`], so what is fitted and what is drawn agree).

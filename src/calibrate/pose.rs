@@ -57,6 +57,17 @@ impl CameraPose {
         on_mat + (self.nadir() - on_mat) * (h_mm / self.height_mm())
     }
 
+    /// The same camera described in the mat frame turned half round about the pot ((x, y) → (−x, −y)).
+    pub fn half_turned(&self) -> CameraPose {
+        let mut r = self.r_cam_from_mat;
+        for row in r.iter_mut() {
+            row[0] = -row[0];
+            row[1] = -row[1];
+        }
+        let [x, y, z] = self.centre_mm;
+        CameraPose { centre_mm: [-x, -y, z], r_cam_from_mat: r, ..*self }
+    }
+
     /// The ideal (undistorted) pixel of mat point `p` at height `z_mm`.
     pub fn project(&self, p: MatPoint, z_mm: f64) -> Option<PixelPoint> {
         let r = Matrix3::from_fn(|i, j| self.r_cam_from_mat[i][j]);
@@ -175,6 +186,18 @@ mod tests {
         assert!(fp.distance(MatPoint::new(top.x, top.y)) < 1e-6, "{fp:?}");
         let back = p.project(MatPoint::new(top.x, top.y), top.z).expect("in front");
         assert!(back.distance(px) < 1e-6);
+    }
+
+    #[test]
+    fn a_half_turned_pose_sees_the_turned_point_at_the_same_pixel() {
+        let cam = camera(Point3::new(180.0, -120.0, 1500.0));
+        let p = pose(&homography(&cam), PixelPoint::new(960.0, 540.0), 1920, 1080, Some(1350.0)).expect("pose");
+        let q = p.half_turned();
+        let (m, z) = (MatPoint::new(640.0, -310.0), 3.0);
+        let (a, b) = (p.project(m, z).expect("in front"), q.project(m * -1.0, z).expect("in front"));
+        assert!(a.distance(b) < 1e-9, "{a:?} vs {b:?}");
+        assert!((q.height_mm() - p.height_mm()).abs() < 1e-12);
+        assert!(q.nadir().distance(p.nadir() * -1.0) < 1e-12);
     }
 
     #[test]

@@ -26,6 +26,9 @@ const PERP_SHARE: f32 = 0.3;
 const LUMA_SHARE: f32 = 0.3;
 /// Step between samples along a ray, in pixels.
 const RAY_STEP_PX: f64 = 0.5;
+/// Largest spread (RMS) of the samples beyond the rim, as a share of the wink's contrast with
+/// them, for the edge to count as the wink's own rim against the background.
+const MAX_BEYOND_SPREAD: f32 = 0.25;
 /// Least linear-light contrast between a wink and what lies beyond it for an edge to count.
 const MIN_CONTRAST: f32 = 0.012;
 /// Robust (Huber) scale of the circle fit, in pixels of the frame.
@@ -90,12 +93,22 @@ pub fn ray_edges(view: &LinearView<'_>, model: &ColourModel, colour: Colour, c0:
             m.map(|x| x / (b - a + 1) as f32)
         };
         let inside = mean(0, at(0.55 * r0));
+        // A ray starting inside a wink of another colour: the hypothesis is that wink's blurred
+        // rim (a yellow wink's edge on green felt mixes to green), or this wink is covered here.
+        if model.classify(linear_to_lab(inside)).is_some_and(|c| c != colour) {
+            continue;
+        }
         let beyond = mean(at(1.35 * r0 + 1.0), steps - 1);
         let d = [inside[0] - beyond[0], inside[1] - beyond[1], inside[2] - beyond[2]];
         let d2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
         if d2.sqrt() < MIN_CONTRAST {
             continue;
         }
+        // What lies beyond must be one thing: a ray whose far samples run from felt into another
+        // wink (or a shadow's edge) has no single level to cross halfway to.
+        let (b0, b1) = (at(1.35 * r0 + 1.0), steps - 1);
+        let spread = (prof[b0..=b1].iter().map(|v| (0..3).map(|c| (v[c] - beyond[c]).powi(2)).sum::<f32>()).sum::<f32>() / (b1 - b0 + 1) as f32).sqrt();
+        let mixed_beyond = spread > MAX_BEYOND_SPREAD * d2.sqrt();
         // A wink's rounded rim and any shading darken its colour without changing it, so the
         // silhouette is where the colour changes, not the brightness: project onto the part of
         // the difference orthogonal to the inside colour (any shade of the inside colour then
@@ -134,6 +147,7 @@ pub fn ray_edges(view: &LinearView<'_>, model: &ColourModel, colour: Colour, c0:
         let kind = match model.classify(beyond_lab) {
             Some(c) if c != colour => Beyond::Wink(c),
             Some(_) => continue,
+            None if mixed_beyond => Beyond::Covered,
             None => Beyond::Background,
         };
         out.push(RayEdge { px: PixelPoint::new(c0.x + dir.x * s, c0.y + dir.y * s), dir, beyond: kind });

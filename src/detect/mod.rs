@@ -93,6 +93,9 @@ pub struct Found {
     pub rms_mm: f64,
     /// Share of the rays that found the rim.
     pub rim_share: f64,
+    /// How strongly the outline argued for a large wink rather than a small one: about +1 for a
+    /// clear large, −1 for a clear small, near 0 when the two fitted about as well.
+    pub large_preference: f64,
     /// The edge points (frame pixels) and what lies beyond each.
     pub edges: Vec<RayEdge>,
     /// Which edge points the fit kept.
@@ -417,7 +420,9 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
             let s = scale as f64;
             let small_area = std::f64::consts::PI * (nominal.small_mm / 2.0 * ppm / s).powi(2);
             let large_area = std::f64::consts::PI * (nominal.large_mm / 2.0 * ppm / s).powi(2);
-            let area = imgproc::contour_area(&contour, false)?;
+            // Pixels in the region: the contour runs through the outer pixels' centres, so its
+            // area misses half a pixel all round (Pick's theorem).
+            let area = imgproc::contour_area(&contour, false)? + 0.5 * imgproc::arc_length(&contour, true)? + 1.0;
             if area < MIN_REGION_SHARE * small_area || area > MAX_REGION_LARGE_WINKS * large_area {
                 continue;
             }
@@ -430,7 +435,7 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
     use rayon::prelude::*;
     found.extend(todo.par_iter().filter_map(|&(colour, c_px, r_px)| measure(&view, cal, &model, colour, c_px, r_px, &nominal, &Hint::default())).collect::<Vec<_>>());
     dedupe(&mut found);
-    trim_to_set(&mut found);
+    sizes_within_set(&view, cal, &model, &nominal, &mut found);
 
     // Stacking: overlaps, who is on top, levels; uppers refitted as leaning winks.
     let squops = crate::stack::stack(&view, cal, &model, &nominal, &mut found);
@@ -471,15 +476,23 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
         let large_area = std::f64::consts::PI * (nominal.large_mm / 2.0 * ppm / s).powi(2);
         for ci in 0..contours.len() {
             let contour = contours.get(ci)?;
-            let area = imgproc::contour_area(&contour, false)?;
+            let area = imgproc::contour_area(&contour, false)? + 0.5 * imgproc::arc_length(&contour, true)? + 1.0;
             if area < MIN_REGION_SHARE * small_area {
                 continue;
             }
-            let m = imgproc::moments(&contour, false)?;
-            let c = if m.m00 > 0.0 { labels.to_frame(m.m10 / m.m00, m.m01 / m.m00) } else { continue };
-            let n = ((area / large_area).round() as usize).clamp(1, 6);
-            for _ in 0..n {
-                let guess = if area >= (small_area + large_area) / 2.0 || n > 1 { WinkSize::Large } else { WinkSize::Small };
+            // One wink per maximum of the region's distance transform, as on the mat: winks in
+            // the pot lie on one another, each partly hidden by the one above.
+            let bb = imgproc::bounding_rect(&contour)?;
+            let (r_small, r_large) = (nominal.small_mm / 2.0 * ppm / s, nominal.large_mm / 2.0 * ppm / s);
+            let mut hyps = hypotheses(&contour, bb, small_area, (r_small, r_large))?;
+            if hyps.is_empty() {
+                let m = imgproc::moments(&contour, false)?;
+                let r = if area >= (small_area + large_area) / 2.0 { r_large } else { r_small };
+                hyps.push((m.m10 / m.m00.max(1e-9), m.m01 / m.m00.max(1e-9), r));
+            }
+            for (hx, hy, hr) in hyps {
+                let c = labels.to_frame(hx, hy);
+                let guess = if hr >= r_large { WinkSize::Large } else { WinkSize::Small };
                 let have = |s: WinkSize| found.iter().filter(|f| f.colour == colour && f.size == s).count();
                 let Some(size) = [guess, if guess == WinkSize::Large { WinkSize::Small } else { WinkSize::Large }].into_iter().find(|&s| have(s) < s.per_colour()) else { break };
                 found.push(Found {
@@ -490,13 +503,14 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
                     measured_radius_mm: None,
                     centre_mm: None,
                     centre_px: c,
-                    radius_px: (area / std::f64::consts::PI).sqrt() * s,
+                    radius_px: hr * s,
                     rest: Rest::Flat { base_mm: POT_FLOOR_MM },
                     level: 0,
                     state: WinkState::Potted,
                     confidence: 0.6,
                     rms_mm: 0.0,
                     rim_share: 0.0,
+                    large_preference: 0.0,
                     edges: Vec::new(),
                     inlier: Vec::new(),
                 });
@@ -515,8 +529,54 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
     Ok(Detections { found, squops, model: Some(model), px_per_mm: ppm_centre })
 }
 
-/// No more of a colour and size than a set holds: the least confident go.
-fn trim_to_set(found: &mut Vec<Found>) {
+/// How many winks lie behind the baseline of their own colour's corner, and how many behind the
+/// opposite corner's: when the second outnumbers the first, the mat frame's +x end is the other
+/// one (rule 5.2: each colour starts in its own corner, blue at (−X,+Y), then clockwise).
+pub fn home_corner_votes(found: &[Found], mat: &crate::geometry::MatSpec) -> (usize, usize) {
+    let baselines = mat.baselines();
+    let (mut home, mut opposite) = (0, 0);
+    for f in found.iter().filter(|f| f.level == 0 && f.state != WinkState::Potted) {
+        let Some(c) = f.centre_mm else { continue };
+        let Some(b) = baselines.iter().find(|b| b.depth_behind(c) > 0.0 && mat.outline().contains_disc(c, 0.0)) else { continue };
+        let corner = crate::geometry::Corner::ALL.iter().position(|&k| k == b.corner).unwrap_or(0);
+        let own = colour_home(f.colour);
+        if corner == own {
+            home += 1;
+        } else if corner == (own + 2) % 4 {
+            opposite += 1;
+        }
+    }
+    (home, opposite)
+}
+
+/// No more of a colour and size than a set holds (rule 2.1.1: two large and four small winks a
+/// colour). While a colour shows too many of one size and too few of the other, the wink whose
+/// outline argued least for its size is measured again as the other size (small winks seen at a
+/// few pixels across blur towards the large size); any still over the limit go, least confident
+/// first.
+fn sizes_within_set(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, nominal: &NominalDiameters, found: &mut Vec<Found>) {
+    for colour in Colour::ALL {
+        let count = |found: &[Found], size: WinkSize| found.iter().filter(|f| f.colour == colour && f.size == size).count();
+        for (from, to) in [(WinkSize::Large, WinkSize::Small), (WinkSize::Small, WinkSize::Large)] {
+            let mut tried = Vec::new();
+            while count(found, from) > from.per_colour() && count(found, to) < to.per_colour() {
+                // The least convinced of its size, among those not yet tried.
+                let toward_to = |f: &Found| if to == WinkSize::Large { f.large_preference } else { -f.large_preference };
+                let Some(i) = (0..found.len())
+                    .filter(|&i| found[i].colour == colour && found[i].size == from && !tried.contains(&i))
+                    .max_by(|&a, &b| toward_to(&found[a]).total_cmp(&toward_to(&found[b])))
+                else {
+                    break;
+                };
+                tried.push(i);
+                let f = &found[i];
+                let hint = Hint { size: Some(to), ..Hint::default() };
+                if let Some(g) = measure(view, cal, model, colour, f.centre_px, f.radius_px, nominal, &hint) {
+                    found[i] = Found { large_preference: f.large_preference, ..g };
+                }
+            }
+        }
+    }
     let keep = within_set(found);
     let mut k = keep.iter();
     found.retain(|_| *k.next().unwrap_or(&true));
@@ -693,18 +753,17 @@ pub fn measure(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, co
         let outside: f64 = covered.iter().map(|p| (p.distance(f.centre) - f.radius - 0.5 / ppm).max(0.0).min(cut).powi(2)).sum();
         Some((f.cost + outside, f))
     };
-    let size = match hint.size {
-        Some(s) => s,
-        None if rim_share >= WELL_SEEN_RIM_SHARE => {
-            if free_fit.radius >= 0.5 * (r_small + r_large) { WinkSize::Large } else { WinkSize::Small }
-        }
-        None => match (judge(r_small), judge(r_large)) {
-            (Some((cs, _)), Some((cl, _))) => if cl < cs { WinkSize::Large } else { WinkSize::Small },
-            (Some(_), None) => WinkSize::Small,
-            (None, Some(_)) => WinkSize::Large,
+    let large_preference = if rim_share >= WELL_SEEN_RIM_SHARE {
+        (2.0 * (free_fit.radius - 0.5 * (r_small + r_large)) / (r_large - r_small)).clamp(-2.0, 2.0)
+    } else {
+        match (judge(r_small), judge(r_large)) {
+            (Some((cs, _)), Some((cl, _))) => (cs - cl) / (cs + cl).max(1e-9),
+            (Some(_), None) => -1.0,
+            (None, Some(_)) => 1.0,
             (None, None) => return None,
-        },
+        }
     };
+    let size = hint.size.unwrap_or(if large_preference > 0.0 { WinkSize::Large } else { WinkSize::Small });
     let nominal_r = if size == WinkSize::Large { r_large } else { r_small };
     let (_, fit) = judge(nominal_r)?;
     let top = rest.top_height(fit.radius, fit.centre);
@@ -730,6 +789,7 @@ pub fn measure(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, co
         confidence: confidence.clamp(0.0, 1.0),
         rms_mm: fit.rms_mm,
         rim_share,
+        large_preference,
         edges,
         inlier,
     })
@@ -753,4 +813,49 @@ fn dedupe(found: &mut Vec<Found>) {
     }
     let mut k = keep.iter();
     found.retain(|_| *k.next().unwrap_or(&true));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::geometry::MatSpec;
+
+    fn wink(colour: Colour, at: MatPoint) -> Found {
+        Found {
+            id: String::new(),
+            colour,
+            size: WinkSize::Small,
+            radius_mm: Some(8.0),
+            measured_radius_mm: None,
+            centre_mm: Some(at),
+            centre_px: PixelPoint::new(0.0, 0.0),
+            radius_px: 8.0,
+            rest: Rest::Flat { base_mm: 0.0 },
+            level: 0,
+            state: WinkState::InPlay,
+            confidence: 1.0,
+            rms_mm: 0.0,
+            rim_share: 1.0,
+            large_preference: -1.0,
+            edges: Vec::new(),
+            inlier: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn winks_in_the_opposite_corner_outvote_their_own() {
+        let mat = MatSpec::STANDARD;
+        let yellow_home = mat.corner(crate::geometry::Corner::ALL[colour_home(Colour::Yellow)]);
+        let near = |c: MatPoint| c * 0.93;
+        // Two yellow winks behind the baseline of the corner opposite yellow's, one blue at home.
+        let found = vec![
+            wink(Colour::Yellow, near(yellow_home * -1.0)),
+            wink(Colour::Yellow, near(yellow_home * -1.0) + MatPoint::new(0.0, 20.0 * yellow_home.y.signum())),
+            wink(Colour::Blue, near(mat.corner(crate::geometry::Corner::ALL[colour_home(Colour::Blue)]))),
+            // In the field of play, and in the pot: no vote.
+            wink(Colour::Red, MatPoint::new(100.0, 50.0)),
+            Found { state: WinkState::Potted, ..wink(Colour::Green, MatPoint::new(0.0, 0.0)) },
+        ];
+        assert_eq!(home_corner_votes(&found, &mat), (1, 2));
+    }
 }
