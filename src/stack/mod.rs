@@ -23,8 +23,13 @@ use crate::report::position::NominalDiameters;
 const PAIR_GAP_MM: f64 = 1.5;
 /// Pairs this far apart (mm) as flat fits are refitted before being judged.
 const TENTATIVE_GAP_MM: f64 = 1.2;
-/// Least classified overlap pixels for the colour vote to decide.
+/// Least overlap (mm) of two footprints for a squop to be reported with no evidence of which
+/// wink is on top (about twice the footprints' typical error).
+const MIN_GUESSED_MARGIN_MM: f64 = 0.6;
+/// Least classified overlap samples (half-pixel grid) for the colour vote to decide.
 const MIN_VOTES: usize = 6;
+/// Fewer samples decide when at least four in five agree (a lens a pixel or two deep).
+const MIN_UNANIMOUS_VOTES: usize = 3;
 
 /// The outline of a wink in the frame: centre and radius, pixels.
 fn outline_px(cal: &Calibration, f: &Found) -> Option<(PixelPoint, f64)> {
@@ -32,6 +37,93 @@ fn outline_px(cal: &Calibration, f: &Found) -> Option<(PixelPoint, f64)> {
     let r = f.radius_mm?;
     let h = f.rest.rim_mid_height(c, r, MatPoint::new(0.0, 0.0));
     Some((cal.mat_to_image_at(c, h)?, f.radius_px))
+}
+
+/// Blur of an edge in the frame, pixels (a Gaussian's sigma: optics, demosaicing, compression).
+const EDGE_BLUR_PX: f64 = 0.8;
+/// The two-wink model must explain the pixels round the overlap this much better one way up
+/// (score from −1 to 1, see [`overlap_model`]) to decide.
+const MIN_MODEL_SCORE: f64 = 0.1;
+
+/// Median of each channel.
+fn median3(mut v: Vec<[f32; 3]>) -> Option<[f32; 3]> {
+    if v.is_empty() {
+        return None;
+    }
+    let mid = v.len() / 2;
+    let mut out = [0f32; 3];
+    for (c, o) in out.iter_mut().enumerate() {
+        v.sort_by(|a, b| a[c].total_cmp(&b[c]));
+        *o = v[mid][c];
+    }
+    Some(out)
+}
+
+/// Which way up two winks of different colours explain the pixels round their overlap better.
+///
+/// Each wink is drawn as a disc of its own colour (the median of its interior away from the
+/// other), blurred at its outline, over the local background, once with `a` on top and once with
+/// `b`; the two pictures differ only in and round the overlap. Returns the score — the observed
+/// pixels' position between the two pictures, +1 where they match `a` on top, −1 `b` on top —
+/// and the pictures' difference in pixels' worth of full contrast. Sub-pixel overlaps count by
+/// how much of each pixel they cover, where a vote on classified pixels sees only mixtures.
+fn overlap_model(view: &LinearView<'_>, (ca, ra): (PixelPoint, f64), (cb, rb): (PixelPoint, f64)) -> Option<(f64, f64)> {
+    let interior = |c: PixelPoint, r: f64, oc: PixelPoint, or: f64| {
+        let mut v = Vec::new();
+        for i in 0..6 {
+            let rr = 0.6 * r * i as f64 / 5.0;
+            for k in 0..24 {
+                let t = k as f64 / 24.0 * std::f64::consts::TAU;
+                let p = c + PixelPoint::new(t.cos(), t.sin()) * rr;
+                if p.distance(oc) > or + 1.5 {
+                    v.extend(view.linear(p.x, p.y));
+                }
+            }
+        }
+        median3(v)
+    };
+    let col_a = interior(ca, ra, cb, rb)?;
+    let col_b = interior(cb, rb, ca, ra)?;
+    let mut ring = Vec::new();
+    for (c, r) in [(ca, ra), (cb, rb)] {
+        for k in 0..48 {
+            let t = k as f64 / 48.0 * std::f64::consts::TAU;
+            let p = c + PixelPoint::new(t.cos(), t.sin()) * (r + 3.0);
+            if p.distance(ca) > ra + 2.5 && p.distance(cb) > rb + 2.5 {
+                ring.extend(view.linear(p.x, p.y));
+            }
+        }
+    }
+    let bg = median3(ring)?;
+    let cover = |p: PixelPoint, c: PixelPoint, r: f64| 1.0 / (1.0 + (-1.702 * (r - p.distance(c)) / EDGE_BLUR_PX).exp());
+    let (x0, x1) = (((ca.x - ra).max(cb.x - rb) - 2.0).floor(), ((ca.x + ra).min(cb.x + rb) + 2.0).ceil());
+    let (y0, y1) = (((ca.y - ra).max(cb.y - rb) - 2.0).floor(), ((ca.y + ra).min(cb.y + rb) + 2.0).ceil());
+    let (mut num, mut den) = (0.0, 0.0);
+    let mut y = y0;
+    while y <= y1 {
+        let mut x = x0;
+        while x <= x1 {
+            let p = PixelPoint::new(x, y);
+            if let Some(o) = view.linear(x, y) {
+                let (ka, kb) = (cover(p, ca, ra), cover(p, cb, rb));
+                for c in 0..3 {
+                    let (a, b, g) = (col_a[c] as f64, col_b[c] as f64, bg[c] as f64);
+                    let pa = ka * a + (1.0 - ka) * (kb * b + (1.0 - kb) * g);
+                    let pb = kb * b + (1.0 - kb) * (ka * a + (1.0 - ka) * g);
+                    let d = pa - pb;
+                    num += (o[c] as f64 - 0.5 * (pa + pb)) * d;
+                    den += d * d;
+                }
+            }
+            x += 1.0;
+        }
+        y += 1.0;
+    }
+    if den <= 0.0 {
+        return None;
+    }
+    let contrast: f64 = (0..3).map(|c| ((col_a[c] - col_b[c]) as f64).powi(2)).sum();
+    Some((2.0 * num / den, den / contrast.max(1e-6)))
 }
 
 /// Who is on top of a pair: `Some((upper is a, confidence, evidence))`.
@@ -50,6 +142,12 @@ fn decide(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, a: &Fou
         (!d.is_empty()).then(|| (d.iter().sum::<f64>() / d.len() as f64, d.len()))
     };
     if a.colour != b.colour {
+        // Which way up explains the pixels.
+        if let Some((score, weight)) = overlap_model(view, (ca, ra), (cb, rb)) {
+            if score.abs() >= MIN_MODEL_SCORE && weight >= 0.2 {
+                return Some((score > 0.0, (0.5 + 0.5 * score.abs()).min(1.0), "overlap_model"));
+            }
+        }
         // What fills the overlap.
         let (mut va, mut vb) = (0usize, 0usize);
         let (x0, x1) = ((ca.x - ra).max(cb.x - rb).floor(), (ca.x + ra).min(cb.x + rb).ceil());
@@ -70,8 +168,8 @@ fn decide(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, a: &Fou
             }
             y += 0.5;
         }
-        if va + vb >= MIN_VOTES && va != vb {
-            let share = va.max(vb) as f64 / (va + vb) as f64;
+        let share = va.max(vb) as f64 / (va + vb).max(1) as f64;
+        if (va + vb >= MIN_VOTES && va != vb) || (va + vb >= MIN_UNANIMOUS_VOTES && share >= 0.8) {
             return Some((va > vb, share, "overlap_colour"));
         }
         let (da, db) = (deficit(a, ca, ra, cb, rb), deficit(b, cb, rb, ca, ra));
@@ -143,7 +241,44 @@ fn decide(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, a: &Fou
     let (sa, na) = strength(ca, ra, cb, rb);
     let (sb, nb) = strength(cb, rb, ca, ra);
     if na + nb < 3 {
-        return None;
+        // An overlap too shallow for a step to be measured across the arcs: the footprints
+        // overlap, so one wink squops the other; the darker arc, sampled on itself against the
+        // faces' brightness, is taken as the upper's rim.
+        let face = {
+            let mut v: Vec<f64> = Vec::new();
+            for (c, r, oc, or) in [(ca, ra, cb, rb), (cb, rb, ca, ra)] {
+                for k in 0..36 {
+                    let t = k as f64 / 36.0 * std::f64::consts::TAU;
+                    for f in [0.3, 0.5] {
+                        let p = c + PixelPoint::new(t.cos(), t.sin()) * (r * f);
+                        if p.distance(oc) > or + 1.0 {
+                            v.extend(luma(p));
+                        }
+                    }
+                }
+            }
+            v.sort_by(f64::total_cmp);
+            *v.get(v.len() / 2)?
+        };
+        let dip = |c: PixelPoint, r: f64, oc: PixelPoint, or: f64| -> Option<f64> {
+            let mut m = Vec::new();
+            for k in 0..180 {
+                let t = k as f64 / 180.0 * std::f64::consts::TAU;
+                let u = PixelPoint::new(t.cos(), t.sin());
+                if (c + u * r).distance(oc) > or - 0.3 {
+                    continue;
+                }
+                let low = [-0.5, -0.25, 0.0, 0.25, 0.5].iter().filter_map(|&d| luma(c + u * (r + d))).fold(f64::INFINITY, f64::min);
+                if low.is_finite() {
+                    m.push(low);
+                }
+            }
+            (m.len() >= 2).then(|| 1.0 - m.iter().sum::<f64>() / m.len() as f64 / face.max(1e-6))
+        };
+        let (Some(xa), Some(xb)) = (dip(ca, ra, cb, rb), dip(cb, rb, ca, ra)) else { return None };
+        // Measured over the renderer's frames this cue is right about half the time: the pair
+        // overlaps, so one squops the other, but which is a guess and says so.
+        return Some((xa > xb, 0.5, "rim_dip"));
     }
     let conf = 0.5 + 0.5 * ((sa - sb).abs() / (sa + sb + 1e-3)).min(1.0);
     Some((sa > sb, conf, "rim_edge"))
@@ -199,6 +334,10 @@ fn stack_with(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, nom
             }
             let d = decide(view, cal, model, &found[i], &found[j]);
             let Some((a_up, conf, evidence)) = d else { continue };
+            // A guess at which is on top is only worth making when the footprints clearly overlap.
+            if evidence == "rim_dip" && m < MIN_GUESSED_MARGIN_MM {
+                continue;
+            }
             let (upper, lower) = if a_up { (i, j) } else { (j, i) };
             if only.is_some_and(|o| !o.contains(&(upper, lower))) {
                 continue;
@@ -295,4 +434,49 @@ fn reaches(squops: &[FoundSquop], from: usize, to: usize) -> bool {
         }
     }
     false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use opencv::core::{Mat, Point, Scalar, Size, CV_8UC3};
+    use opencv::imgproc;
+
+    /// Two discs drawn 8× larger, `upper` drawn last, blurred and shrunk to the frame's scale.
+    fn pair(upper_is_a: bool, (ca, ra): (PixelPoint, f64), (cb, rb): (PixelPoint, f64)) -> Mat {
+        let k = 8.0;
+        let mut big = Mat::new_rows_cols_with_default(64 * 8, 64 * 8, CV_8UC3, Scalar::new(60.0, 120.0, 50.0, 0.0)).expect("image");
+        let red = Scalar::new(40.0, 30.0, 220.0, 0.0);
+        let yellow = Scalar::new(30.0, 215.0, 250.0, 0.0);
+        let disc = |img: &mut Mat, c: PixelPoint, r: f64, colour: Scalar| {
+            let centre = Point::new(((c.x + 0.5) * k) as i32, ((c.y + 0.5) * k) as i32);
+            imgproc::circle(img, centre, (r * k) as i32, colour, imgproc::FILLED, imgproc::LINE_AA, 0).expect("draw");
+        };
+        if upper_is_a {
+            disc(&mut big, cb, rb, yellow);
+            disc(&mut big, ca, ra, red);
+        } else {
+            disc(&mut big, ca, ra, red);
+            disc(&mut big, cb, rb, yellow);
+        }
+        let mut blurred = Mat::default();
+        imgproc::gaussian_blur(&big, &mut blurred, Size::new(0, 0), 0.7 * k, 0.0, opencv::core::BORDER_REPLICATE).expect("blur");
+        let mut small = Mat::default();
+        imgproc::resize(&blurred, &mut small, Size::new(64, 64), 0.0, 0.0, imgproc::INTER_AREA).expect("resize");
+        small
+    }
+
+    #[test]
+    fn the_two_wink_model_tells_a_one_pixel_overlap_the_right_way_up() {
+        // Radii 6 and 5 px, overlapping by 1.2 px: a 1.5 mm squop at 0.8 px/mm.
+        let (a, b) = ((PixelPoint::new(25.0, 32.0), 6.0), (PixelPoint::new(25.0 + 6.0 + 5.0 - 1.2, 32.0), 5.0));
+        for upper_is_a in [true, false] {
+            let img = pair(upper_is_a, a, b);
+            let view = LinearView::new(&img).expect("view");
+            let (score, weight) = overlap_model(&view, a, b).expect("a model");
+            assert!(weight > 0.5, "weight {weight}");
+            assert_eq!(score > MIN_MODEL_SCORE, upper_is_a, "score {score}");
+            assert_eq!(score < -MIN_MODEL_SCORE, !upper_is_a, "score {score}");
+        }
+    }
 }
