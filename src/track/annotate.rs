@@ -2,9 +2,14 @@
 //!
 //! The drawing is made once per settled position, as a sparse layer of coloured pixels
 //! ([`OverlayLayer`]), and stamped onto each frame, so annotating costs little more than encoding
-//! the video. [`position_layer`] is the one function that decides what is drawn; a richer overlay
-//! can replace it without touching the writer.
+//! the video. What is drawn is the referee's full view of the settled frame
+//! ([`crate::report::overlay::position_overlay`], as `winkeye analyze --overlay` draws it: fitted
+//! outlines, ids and states, squop arrows and margins, piles, replacement spots, the mat, and the
+//! counts, score and flags in a legend); the layer keeps the pixels that drawing changed
+//! ([`analysis_layer`]). [`position_layer`] is a plainer drawing from the position document alone.
 
+use crate::analyze::Analysis;
+use crate::calibrate::CalibrateError;
 use crate::report::draw;
 use crate::report::position::{Colour, Position, WinkState};
 use image::{Rgb, RgbImage};
@@ -38,6 +43,9 @@ pub enum AnnotateError {
         /// What the operating system said.
         source: std::io::Error,
     },
+    /// The overlay could not be drawn.
+    #[error("cannot draw the overlay: {0}")]
+    Draw(#[from] CalibrateError),
     /// OpenCV failed.
     #[error("{path}: {source}")]
     OpenCv {
@@ -123,6 +131,31 @@ pub fn position_layer(position: &Position, width: u32, height: u32) -> OverlayLa
     OverlayLayer { size: (width, height), pixels }
 }
 
+/// The referee's view of a settled frame as a layer: [`crate::report::overlay::position_overlay`]
+/// drawn over `frame` (the frame that was analysed), keeping the pixels the drawing changed. The
+/// legend's darkened band is kept too, so it reads the same over later frames.
+pub fn analysis_layer(frame: &Mat, analysis: &Analysis) -> Result<OverlayLayer, AnnotateError> {
+    let drawn = crate::report::overlay::position_overlay(frame, analysis)?;
+    let size = (drawn.width(), drawn.height());
+    let mut pixels = Vec::new();
+    let ocv = |source| AnnotateError::OpenCv { path: PathBuf::new(), source };
+    let continuous;
+    let src = if frame.is_continuous() {
+        frame
+    } else {
+        continuous = frame.try_clone().map_err(ocv)?;
+        &continuous
+    };
+    let bgr = src.data_bytes().map_err(ocv)?;
+    for (i, p) in drawn.pixels().enumerate() {
+        let Some(o) = bgr.get(3 * i..3 * i + 3) else { break };
+        if o[0] != p[2] || o[1] != p[1] || o[2] != p[0] {
+            pixels.push((i as u32, [p[2], p[1], p[0]]));
+        }
+    }
+    Ok(OverlayLayer { size, pixels })
+}
+
 /// Writes the annotated footage: `.mp4` (mp4v) or `.avi` (MJPG), through a partial file beside
 /// the target that is renamed into place by [`AnnotatedWriter::finish`].
 pub struct AnnotatedWriter {
@@ -163,13 +196,14 @@ impl AnnotatedWriter {
         Ok(AnnotatedWriter { writer, path: path.to_owned(), partial, layer: OverlayLayer::default(), drawn_for: None, buf: Mat::default() })
     }
 
-    /// Writes one frame with `position` (the current settled one, if any) drawn over it.
-    /// `version` identifies the position (e.g. the count of settles) so it is drawn only once.
-    pub fn write(&mut self, frame: &Mat, position: Option<&Position>, version: u64) -> Result<(), AnnotateError> {
+    /// Writes one frame with the referee's view of the current settled position (if any) drawn
+    /// over it. `version` identifies the position (e.g. the count of settles) so it is drawn only
+    /// once, over the first frame written after it settled (the frame that was analysed).
+    pub fn write(&mut self, frame: &Mat, analysis: Option<&Analysis>, version: u64) -> Result<(), AnnotateError> {
         let ocv = |source| AnnotateError::OpenCv { path: self.path.clone(), source };
-        match position {
-            Some(p) if self.drawn_for != Some(version) => {
-                self.layer = position_layer(p, frame.cols() as u32, frame.rows() as u32);
+        match analysis {
+            Some(a) if self.drawn_for != Some(version) => {
+                self.layer = analysis_layer(frame, a)?;
                 self.drawn_for = Some(version);
             }
             _ => {}

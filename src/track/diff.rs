@@ -101,6 +101,8 @@ pub struct Tracked {
     pub shot: Shot,
     /// Flags raised in the new position that the old one did not have.
     pub new_flags: Vec<Flag>,
+    /// The tracked id of each wink the analyser listed, by the analyser's id.
+    pub ids: HashMap<String, String>,
 }
 
 /// Why tracking failed.
@@ -223,7 +225,8 @@ fn flag_key(f: &Flag) -> (String, String, BTreeSet<String>) {
 /// the shot and the new flags. With no previous position the new one is taken as it is.
 pub fn track(old: Option<&Position>, new: &Position, ruleset: Ruleset) -> Result<Tracked, DiffError> {
     let Some(old) = old else {
-        return Ok(Tracked { position: new.clone(), shot: Shot::default(), new_flags: new.flags.clone() });
+        let ids = new.winks.iter().map(|w| (w.id.clone(), w.id.clone())).collect();
+        return Ok(Tracked { position: new.clone(), shot: Shot::default(), new_flags: new.flags.clone(), ids });
     };
     let nominal = &ruleset.spec().winks;
     let matches = match_winks(&old.winks, &new.winks);
@@ -329,7 +332,7 @@ pub fn track(old: Option<&Position>, new: &Position, ruleset: Ruleset) -> Result
     shot.squops_broken = before.difference(&after).cloned().collect();
     let old_flags: BTreeSet<_> = old.flags.iter().map(flag_key).collect();
     let new_flags = position.flags.iter().filter(|f| !old_flags.contains(&flag_key(f))).cloned().collect();
-    Ok(Tracked { position, shot, new_flags })
+    Ok(Tracked { position, shot, new_flags, ids: rename })
 }
 
 #[cfg(test)]

@@ -10,9 +10,10 @@
 pub mod annotate;
 pub mod diff;
 pub mod events;
+pub mod run;
 pub mod settle;
 
-use crate::analyze::{analyze_frame, AnalyzeError, AnalyzeOptions};
+use crate::analyze::{analyze_frame, Analysis, AnalyzeError, AnalyzeOptions};
 use crate::calibrate::{self, lens::Lens, CalibrateError, CalibrateOptions, Calibration};
 use crate::capture::Frame;
 use crate::report::position::{Position, Source};
@@ -28,8 +29,8 @@ pub trait Analyser {
     fn calibrate(&mut self, frame: &Mat) -> Result<Calibration, CalibrateError>;
     /// Whether `cal` still fits `frame` (a cheap check).
     fn still_fits(&mut self, frame: &Mat, cal: &Calibration) -> Result<bool, CalibrateError>;
-    /// The position in a settled frame.
-    fn analyse(&mut self, frame: &Mat, cal: &Calibration, source: Source) -> Result<Position, AnalyzeError>;
+    /// The position in a settled frame, with what it was made from.
+    fn analyse(&mut self, frame: &Mat, cal: &Calibration, source: Source) -> Result<Analysis, AnalyzeError>;
 }
 
 /// The real pipeline: [`calibrate::calibrate_frame`], [`calibrate::check_fit`] and
@@ -49,12 +50,12 @@ impl Analyser for Referee {
     fn still_fits(&mut self, frame: &Mat, cal: &Calibration) -> Result<bool, CalibrateError> {
         Ok(calibrate::check_fit(frame, cal)?.fits())
     }
-    fn analyse(&mut self, frame: &Mat, cal: &Calibration, source: Source) -> Result<Position, AnalyzeError> {
+    fn analyse(&mut self, frame: &Mat, cal: &Calibration, source: Source) -> Result<Analysis, AnalyzeError> {
         let mut opts = AnalyzeOptions::new(self.ruleset);
         opts.calibration = Some(cal.clone());
         opts.lens = self.lens.clone();
         opts.source = source;
-        Ok(analyze_frame(frame, &opts)?.position)
+        analyze_frame(frame, &opts)
     }
 }
 
@@ -113,6 +114,7 @@ pub struct Tracker<A: Analyser> {
     calibration: Option<Calibration>,
     cal_state: CalState,
     position: Option<Position>,
+    analysis: Option<Analysis>,
     stats: TrackStats,
     warnings: Vec<String>,
 }
@@ -130,6 +132,7 @@ impl<A: Analyser> Tracker<A> {
             calibration,
             cal_state: CalState::Unknown,
             position: None,
+            analysis: None,
             stats: TrackStats::default(),
             warnings: Vec::new(),
         }
@@ -138,6 +141,12 @@ impl<A: Analyser> Tracker<A> {
     /// The current settled position (tracked), if any.
     pub fn current(&self) -> Option<&Position> {
         self.position.as_ref()
+    }
+
+    /// The analysis behind the current settled position (its detections renamed to the tracked
+    /// ids, its position the tracked one), for drawing the referee's view over the footage.
+    pub fn current_analysis(&self) -> Option<&Analysis> {
+        self.analysis.as_ref()
     }
 
     /// The calibration in use, if any.
@@ -278,21 +287,29 @@ impl<A: Analyser> Tracker<A> {
         let analysed = self.analyser.analyse(&frame.image, cal, source);
         // Either way this still scene has been dealt with: the next settle needs motion first.
         self.detector.accept(&self.small);
-        let position = match analysed {
-            Ok(p) => p,
+        let mut analysis = match analysed {
+            Ok(a) => a,
             Err(e) => {
                 self.stats.analysis_failed += 1;
                 self.warnings.push(format!("frame {}: analysis failed: {e}", frame.index));
                 return;
             }
         };
+        let position = analysis.position.clone();
         let tracked = match diff::track(self.position.as_ref(), &position, self.opts.ruleset) {
             Ok(t) => t,
             Err(e) => {
                 self.warnings.push(format!("frame {}: tracking failed, ids start afresh: {e}", frame.index));
-                diff::Tracked { new_flags: position.flags.clone(), position, shot: diff::Shot::default() }
+                let ids = position.winks.iter().map(|w| (w.id.clone(), w.id.clone())).collect();
+                diff::Tracked { new_flags: position.flags.clone(), position, shot: diff::Shot::default(), ids }
             }
         };
+        for f in &mut analysis.detections.found {
+            if let Some(id) = tracked.ids.get(&f.id) {
+                f.id.clone_from(id);
+            }
+        }
+        analysis.position = tracked.position.clone();
         let had_previous = self.position.is_some();
         out.push(Event::new(frame.index, frame.t_s, EventKind::Settled { position: Box::new(tracked.position.clone()) }));
         if had_previous {
@@ -302,6 +319,7 @@ impl<A: Analyser> Tracker<A> {
             out.push(Event::new(frame.index, frame.t_s, EventKind::Flag { flag }));
         }
         self.position = Some(tracked.position);
+        self.analysis = Some(analysis);
         self.stats.settled += 1;
     }
 }
@@ -351,10 +369,10 @@ mod tests {
             let felt = frame.at_2d::<opencv::core::Vec3b>(22, 22).map(|p| p[1] == 120).unwrap_or(false);
             Ok(self.fits && felt)
         }
-        fn analyse(&mut self, _frame: &Mat, _cal: &Calibration, source: Source) -> Result<Position, AnalyzeError> {
+        fn analyse(&mut self, _frame: &Mat, cal: &Calibration, source: Source) -> Result<Analysis, AnalyzeError> {
             self.analysed.push(source.frame.unwrap_or(0));
-            let p = Position { source: Some(source), ..Position::of_winks(Vec::new(), Vec::new()) };
-            Ok(p)
+            let position = Position { source: Some(source), ..Position::of_winks(Vec::new(), Vec::new()) };
+            Ok(Analysis { position, calibration: cal.clone(), detections: Default::default() })
         }
     }
 
