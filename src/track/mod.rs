@@ -285,6 +285,9 @@ impl<A: Analyser> Tracker<A> {
             extra: Default::default(),
         };
         let analysed = self.analyser.analyse(&frame.image, cal, source);
+        // Where the picture changed since the last settle (before this frame becomes the new
+        // reference): a wink the detector missed this time where nothing changed is still there.
+        let change = self.detector.changed_since_reference(&self.small);
         // Either way this still scene has been dealt with: the next settle needs motion first.
         self.detector.accept(&self.small);
         let mut analysis = match analysed {
@@ -296,7 +299,29 @@ impl<A: Analyser> Tracker<A> {
             }
         };
         let position = analysis.position.clone();
-        let tracked = match diff::track(self.position.as_ref(), &position, self.opts.ruleset) {
+        let (w, h) = (self.small.width, self.small.height);
+        let unchanged = |p: crate::geometry::MatPoint, r_mm: f64| -> bool {
+            let (Some(change), Some(cal)) = (&change, &self.calibration) else { return false };
+            let (Some(c), Some(e)) = (cal.mat_to_image(p), cal.mat_to_image(p + crate::geometry::MatPoint::new(r_mm, 0.0))) else { return false };
+            let f = factor as f64;
+            // The footprint's cells and one more all round (the wink's shadow and blur).
+            let reach = (c.distance(e) / f).ceil() as i64 + 1;
+            let (cx, cy) = (((c.x + 0.5) / f).floor() as i64, ((c.y + 0.5) / f).floor() as i64);
+            let mut inside = 0;
+            for y in cy - reach..=cy + reach {
+                for x in cx - reach..=cx + reach {
+                    if x < 0 || y < 0 || x >= w as i64 || y >= h as i64 {
+                        continue;
+                    }
+                    inside += 1;
+                    if change.changed[y as usize * w + x as usize] {
+                        return false;
+                    }
+                }
+            }
+            inside > 0
+        };
+        let tracked = match diff::track(self.position.as_ref(), &position, self.opts.ruleset, &unchanged) {
             Ok(t) => t,
             Err(e) => {
                 self.warnings.push(format!("frame {}: tracking failed, ids start afresh: {e}", frame.index));

@@ -551,6 +551,12 @@ impl SettleDetector {
         }
     }
 
+    /// The cells of `small` that differ from the last settled frame (`None` without one).
+    pub fn changed_since_reference(&self, small: &SmallFrame) -> Option<Change> {
+        let (reference, region) = (self.reference.as_ref()?, self.region.as_ref()?);
+        (reference.width == small.width && reference.height == small.height && region.width == small.width).then(|| compare(reference, small, region, &self.opts))
+    }
+
     /// The candidate was accepted as a settled position: it becomes the reference.
     pub fn accept(&mut self, small: &SmallFrame) {
         self.phase = Phase::Settled;
