@@ -6,13 +6,10 @@
 //! ([`crate::report::overlay::position_overlay`], as `winkeye analyze --overlay` draws it: fitted
 //! outlines, ids and states, squop arrows and margins, piles, replacement spots, the mat, and the
 //! counts, score and flags in a legend); the layer keeps the pixels that drawing changed
-//! ([`analysis_layer`]). [`position_layer`] is a plainer drawing from the position document alone.
+//! ([`analysis_layer`]).
 
 use crate::analyze::Analysis;
 use crate::calibrate::CalibrateError;
-use crate::report::draw;
-use crate::report::position::{Colour, Position, WinkState};
-use image::{Rgb, RgbImage};
 use opencv::core::{Mat, Size, Vec3b};
 use opencv::prelude::*;
 use opencv::videoio::VideoWriter;
@@ -80,55 +77,6 @@ impl OverlayLayer {
         }
         Ok(())
     }
-}
-
-const OUTLINE: Rgb<u8> = Rgb([255, 40, 200]);
-
-fn wink_rgb(c: Colour) -> Rgb<u8> {
-    match c {
-        Colour::Blue => Rgb([60, 120, 255]),
-        Colour::Green => Rgb([40, 230, 60]),
-        Colour::Red => Rgb([255, 50, 40]),
-        Colour::Yellow => Rgb([255, 230, 30]),
-    }
-}
-
-/// What is drawn for a settled position: the mat's outline (straight between its corners) and a
-/// ring round each wink seen, in its colour, sized by its diameter, with its id; a line of text
-/// saying which frame settled. Drawn on black; black is transparent.
-pub fn position_layer(position: &Position, width: u32, height: u32) -> OverlayLayer {
-    let mut img = RgbImage::new(width, height);
-    let scale = (width.max(height) as f32 / 1000.0).max(0.6);
-    let corners = position.calibration.as_ref().and_then(|c| c.mat_corners_px);
-    // Pixels per mm along the mat's long side, for the rings' size.
-    let mut px_per_mm = None;
-    if let Some(c) = corners {
-        for k in 0..4 {
-            let (a, b) = (c[k], c[(k + 1) % 4]);
-            draw::thick_line(&mut img, (a.x as f32, a.y as f32), (b.x as f32, b.y as f32), 1.5 * scale, OUTLINE);
-        }
-        px_per_mm = Some((c[0].distance(c[1]) + c[2].distance(c[3])) / 2.0 / crate::geometry::MatSpec::STANDARD.length_mm);
-    }
-    for w in &position.winks {
-        let Some(p) = w.centre_px else { continue };
-        if w.state == WinkState::Potted {
-            continue;
-        }
-        let d_mm = w.diameter_mm.unwrap_or(if w.size == crate::report::position::WinkSize::Large { 22.0 } else { 16.0 });
-        let r = px_per_mm.map_or(8.0, |k| (d_mm / 2.0 * k) as f32 + 2.0 * scale);
-        draw::ring(&mut img, (p.x as f32, p.y as f32), r, 1.5 * scale, wink_rgb(w.colour));
-        draw::text(&mut img, (p.x as f32 + r) as i32, (p.y as f32 - r - 10.0 * scale) as i32, 11.0 * scale, wink_rgb(w.colour), &w.id);
-    }
-    let frame = position.source.as_ref().and_then(|s| s.frame).map_or(String::new(), |f| format!(" (frame {f})"));
-    let label = format!("settled{frame}: {} winks seen", position.winks.iter().filter(|w| w.centre_px.is_some()).count());
-    draw::text(&mut img, 8, 6, 16.0 * scale, Rgb([255, 255, 255]), &label);
-    let pixels = img
-        .pixels()
-        .enumerate()
-        .filter(|(_, p)| p.0 != [0, 0, 0])
-        .map(|(i, p)| (i as u32, [p[2], p[1], p[0]]))
-        .collect();
-    OverlayLayer { size: (width, height), pixels }
 }
 
 /// The referee's view of a settled frame as a layer: [`crate::report::overlay::position_overlay`]
@@ -223,5 +171,27 @@ impl AnnotatedWriter {
             return Ok(());
         }
         std::fs::rename(&self.partial, &self.path).map_err(|source| AnnotateError::Rename { from: self.partial.clone(), to: self.path.clone(), source })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::position::Position;
+
+    #[test]
+    fn the_layer_stamped_on_the_frame_is_the_overlay() -> Result<(), Box<dyn std::error::Error>> {
+        let cal = super::super::tests::flat_calibration(320, 180)?;
+        let frame = Mat::new_rows_cols_with_default(180, 320, opencv::core::CV_8UC3, opencv::core::Scalar::new(60.0, 90.0, 70.0, 0.0))?;
+        let analysis = Analysis { position: Position::of_winks(Vec::new(), Vec::new()), calibration: cal, detections: Default::default() };
+        let layer = analysis_layer(&frame, &analysis)?;
+        assert_eq!(layer.size, (320, 180));
+        assert!(!layer.pixels.is_empty(), "the mat and the legend are drawn");
+        let mut stamped = frame.try_clone()?;
+        layer.apply(&mut stamped)?;
+        let drawn = crate::report::overlay::position_overlay(&frame, &analysis)?;
+        let back = crate::synth::effects::from_bgr_mat(&stamped)?;
+        assert!(drawn.pixels().zip(back.pixels()).all(|(a, b)| a == b), "stamping the layer reproduces the overlay");
+        Ok(())
     }
 }

@@ -355,7 +355,7 @@ mod tests {
     use crate::geometry::{MatSpec, PixelPoint};
 
     /// A calibration of a 1828.8 × 914.4 mm mat filling a 320 × 180 frame's middle.
-    fn flat_calibration(w: u32, h: u32) -> Result<Calibration, Box<dyn std::error::Error>> {
+    pub(crate) fn flat_calibration(w: u32, h: u32) -> Result<Calibration, Box<dyn std::error::Error>> {
         let mat = MatSpec::STANDARD;
         let corners = [PixelPoint::new(20.0, 20.0), PixelPoint::new(300.0, 20.0), PixelPoint::new(300.0, 160.0), PixelPoint::new(20.0, 160.0)];
         let g = calibrate::fit::homography_from_4(&mat.corners(), &corners).ok_or("homography")?;
