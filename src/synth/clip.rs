@@ -147,7 +147,7 @@ const BUMP_SHIFT_MM: [f64; 2] = [18.0, -11.0];
 /// The camera after a knock: turned about its optical axis and shifted in its own x-y plane.
 fn bumped(camera: &Camera) -> Camera {
     let turn = nalgebra::Rotation3::from_axis_angle(&Vector3::z_axis(), BUMP_TURN_DEG.to_radians());
-    let mut c = camera.clone();
+    let mut c = *camera;
     c.pose.r_cam_from_mat = turn * camera.pose.r_cam_from_mat;
     c.pose.t_cam_from_mat = turn * camera.pose.t_cam_from_mat + Vector3::new(BUMP_SHIFT_MM[0], BUMP_SHIFT_MM[1], 0.0);
     c
