@@ -113,7 +113,7 @@ pub struct Tracker<A: Analyser> {
     small: SmallFrame,
     calibration: Option<Calibration>,
     cal_state: CalState,
-    position: Option<Position>,
+    /// The analysis of the current settled position, its position the tracked one.
     analysis: Option<Analysis>,
     stats: TrackStats,
     warnings: Vec<String>,
@@ -131,7 +131,6 @@ impl<A: Analyser> Tracker<A> {
             small: SmallFrame::default(),
             calibration,
             cal_state: CalState::Unknown,
-            position: None,
             analysis: None,
             stats: TrackStats::default(),
             warnings: Vec::new(),
@@ -140,7 +139,7 @@ impl<A: Analyser> Tracker<A> {
 
     /// The current settled position (tracked), if any.
     pub fn current(&self) -> Option<&Position> {
-        self.position.as_ref()
+        self.analysis.as_ref().map(|a| &a.position)
     }
 
     /// The analysis behind the current settled position (its detections renamed to the tracked
@@ -298,35 +297,18 @@ impl<A: Analyser> Tracker<A> {
                 return;
             }
         };
-        let position = analysis.position.clone();
-        let (w, h) = (self.small.width, self.small.height);
+        let (w, h, cal) = (self.small.width, self.small.height, &self.calibration);
         let unchanged = |p: crate::geometry::MatPoint, r_mm: f64| -> bool {
-            let (Some(change), Some(cal)) = (&change, &self.calibration) else { return false };
+            let (Some(change), Some(cal)) = (&change, cal) else { return false };
             let (Some(c), Some(e)) = (cal.mat_to_image(p), cal.mat_to_image(p + crate::geometry::MatPoint::new(r_mm, 0.0))) else { return false };
-            let f = factor as f64;
-            // The footprint's cells and one more all round (the wink's shadow and blur).
-            let reach = (c.distance(e) / f).ceil() as i64 + 1;
-            let (cx, cy) = (((c.x + 0.5) / f).floor() as i64, ((c.y + 0.5) / f).floor() as i64);
-            let mut inside = 0;
-            for y in cy - reach..=cy + reach {
-                for x in cx - reach..=cx + reach {
-                    if x < 0 || y < 0 || x >= w as i64 || y >= h as i64 {
-                        continue;
-                    }
-                    inside += 1;
-                    if change.changed[y as usize * w + x as usize] {
-                        return false;
-                    }
-                }
-            }
-            inside > 0
+            change.clear_around(c, c.distance(e), factor, w, h)
         };
-        let tracked = match diff::track(self.position.as_ref(), &position, self.opts.ruleset, &unchanged) {
+        let tracked = match diff::track(self.current(), &analysis.position, self.opts.ruleset, &unchanged) {
             Ok(t) => t,
             Err(e) => {
                 self.warnings.push(format!("frame {}: tracking failed, ids start afresh: {e}", frame.index));
-                let ids = position.winks.iter().map(|w| (w.id.clone(), w.id.clone())).collect();
-                diff::Tracked { new_flags: position.flags.clone(), position, shot: diff::Shot::default(), ids }
+                let ids = analysis.position.winks.iter().map(|w| (w.id.clone(), w.id.clone())).collect();
+                diff::Tracked { new_flags: analysis.position.flags.clone(), position: analysis.position.clone(), shot: diff::Shot::default(), ids }
             }
         };
         for f in &mut analysis.detections.found {
@@ -334,8 +316,7 @@ impl<A: Analyser> Tracker<A> {
                 f.id.clone_from(id);
             }
         }
-        analysis.position = tracked.position.clone();
-        let had_previous = self.position.is_some();
+        let had_previous = self.analysis.is_some();
         out.push(Event::new(frame.index, frame.t_s, EventKind::Settled { position: Box::new(tracked.position.clone()) }));
         if had_previous {
             out.push(Event::new(frame.index, frame.t_s, EventKind::Shot(tracked.shot)));
@@ -343,7 +324,7 @@ impl<A: Analyser> Tracker<A> {
         for flag in tracked.new_flags {
             out.push(Event::new(frame.index, frame.t_s, EventKind::Flag { flag }));
         }
-        self.position = Some(tracked.position);
+        analysis.position = tracked.position;
         self.analysis = Some(analysis);
         self.stats.settled += 1;
     }
