@@ -76,9 +76,12 @@ struct ReplayArgs {
 
 #[derive(clap::Args)]
 struct WatchArgs {
-    /// The camera's index (see --list-cameras).
-    #[arg(long, value_name = "INDEX", default_value_t = 0)]
-    camera: u32,
+    /// The camera's index (see --list-cameras). For testing without a camera, `file:PATH` plays a video file (or image folder) as a live camera, in real time.
+    #[arg(long, value_name = "INDEX", default_value = "0", value_parser = parse_camera)]
+    camera: CameraChoice,
+    /// With --camera file:PATH: the camera is unplugged from START to END seconds after the start (for testing the lost / retry / back path).
+    #[arg(long, value_name = "START-END", value_parser = parse_window, hide = true)]
+    simulate_unplug: Option<(f64, f64)>,
     /// List the cameras and exit.
     #[arg(long)]
     list_cameras: bool,
@@ -130,6 +133,29 @@ struct UmpireArgs {
     /// A zoomed picture of the closest call (or the --near pair) with both outlines, the overlap or gap, the margin and the verdict.
     #[arg(long, value_name = "OUT.png")]
     evidence: Option<PathBuf>,
+}
+
+/// Which camera `watch` reads.
+#[derive(Clone, Debug)]
+enum CameraChoice {
+    /// A camera by index.
+    Index(u32),
+    /// A video file played as a live camera.
+    File(PathBuf),
+}
+
+fn parse_camera(s: &str) -> Result<CameraChoice, String> {
+    if let Some(path) = s.strip_prefix("file:") {
+        return if path.is_empty() { Err("file: needs a path".into()) } else { Ok(CameraChoice::File(PathBuf::from(path))) };
+    }
+    s.trim().parse::<u32>().map(CameraChoice::Index).map_err(|_| format!("\"{s}\" is not a camera index (or file:PATH)"))
+}
+
+fn parse_window(s: &str) -> Result<(f64, f64), String> {
+    let bad = || format!("\"{s}\" is not START-END in seconds");
+    let (a, b) = s.split_once('-').ok_or_else(bad)?;
+    let (a, b) = (a.trim().parse::<f64>().map_err(|_| bad())?, b.trim().parse::<f64>().map_err(|_| bad())?);
+    if a.is_finite() && b.is_finite() && 0.0 <= a && a < b { Ok((a, b)) } else { Err(bad()) }
 }
 
 fn parse_point(s: &str) -> Result<winkeye::geometry::PixelPoint, String> {
@@ -207,8 +233,11 @@ struct EvalArgs {
     /// Folder of images with truth documents beside them.
     dir: PathBuf,
     /// What to evaluate.
-    #[arg(long, default_value = "calibration", value_parser = ["calibration", "detection", "umpire"])]
+    #[arg(long, default_value = "calibration", value_parser = ["calibration", "detection", "umpire", "replay"])]
     what: String,
+    /// Seconds the mat must be still before a position counts as settled (replay).
+    #[arg(long, value_name = "S", default_value_t = 0.5)]
+    settle: f64,
     /// Print every frame's problems (detection).
     #[arg(long)]
     verbose: bool,
@@ -267,6 +296,9 @@ struct SynthArgs {
     /// Video container of a clip: avi (MJPG) or mp4 (mp4v, where OpenCV has it).
     #[arg(long, default_value = "avi", value_parser = ["avi", "mp4"], requires = "clip")]
     video: String,
+    /// Knock the camera while the hand leaves the mat: the clip ends seen from a slightly turned and shifted camera (the truth says when, and the new camera).
+    #[arg(long, requires = "clip")]
+    bump: bool,
 }
 
 fn parse_resolution(s: &str) -> Result<(u32, u32), String> {
@@ -529,6 +561,7 @@ fn cmd_synth_clips(args: &SynthArgs) -> Result<()> {
             fps: args.fps,
             outcome: args.outcome,
             ruleset: args.ruleset,
+            bump: args.bump,
         };
         let stem = format!("clip-{:05}", opts.seed);
         let video = args.out.join(format!("{stem}.{}", args.video));
@@ -556,6 +589,27 @@ fn cmd_synth_clips(args: &SynthArgs) -> Result<()> {
 }
 
 fn cmd_eval(args: &EvalArgs) -> Result<()> {
+    if args.what == "replay" {
+        if !(args.settle.is_finite() && (0.0..=60.0).contains(&args.settle)) {
+            anyhow::bail!("--settle {} is outside 0-60 seconds", args.settle);
+        }
+        let cases = winkeye::eval::replay::clip_cases(&args.dir)?;
+        let bar = progress_bar(cases.len() as u64, "{bar:30} {pos}/{len} clips, {eta} left");
+        let results = winkeye::eval::replay::evaluate(&cases, Ruleset::Etwa2012, args.settle, &mut |n| bar.set_position(n as u64));
+        bar.finish_and_clear();
+        for r in &results {
+            if let Some(e) = &r.error {
+                eprintln!("{}: {e}", r.clip);
+            } else if args.verbose && !r.problems.is_empty() {
+                eprintln!("{}: {}", r.clip, r.problems.join("; "));
+            }
+        }
+        println!("{}", winkeye::eval::replay::table(&results, args.settle));
+        if let Some(out) = &args.json {
+            write_document(out, &results)?;
+        }
+        return Ok(());
+    }
     let cases = winkeye::eval::cases(&args.dir)?;
     let bar = progress_bar(cases.len() as u64, "{bar:30} {pos}/{len} frames, {per_sec}, {eta} left");
     if args.what == "umpire" {
@@ -707,35 +761,47 @@ fn tracker_for(
     Ok(Tracker::new(Referee { ruleset, lens }, opts, cal))
 }
 
-/// How a stream ended.
-enum Ending {
-    Footage,
-    Interrupted,
+/// Where `winkeye replay` sends the loop's output: the event stream, the annotated video, the
+/// progress bar.
+struct ReplayOutput<'a> {
+    sink: winkeye::track::events::EventSink,
+    annotated_path: Option<&'a std::path::Path>,
+    annotated: Option<winkeye::track::annotate::AnnotatedWriter>,
+    fps: f64,
+    bar: indicatif::ProgressBar,
+    video: &'a std::path::Path,
+    interrupted: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
-fn end_event(frame: u64, t_s: f64, source: &dyn winkeye::capture::FrameSource, processed: u64, settled: u64, ending: &Ending) -> winkeye::track::events::Event {
-    use winkeye::track::events::{Event, EventKind};
-    let reason = match ending {
-        Ending::Footage => "end_of_footage",
-        Ending::Interrupted => "interrupted",
-    };
-    Event::new(
-        frame,
-        t_s,
-        EventKind::End {
-            frames_read: source.read(),
-            frames_skipped: source.skipped(),
-            frames_processed: processed,
-            frames_dropped: source.dropped(),
-            settled,
-            reason: reason.into(),
-        },
-    )
+impl<A: winkeye::track::Analyser> winkeye::track::run::Hooks<A> for ReplayOutput<'_> {
+    fn event(&mut self, event: &winkeye::track::events::Event, _since_read: std::time::Duration) -> Result<(), winkeye::track::run::RunError> {
+        self.sink.emit(event).map_err(winkeye::track::run::RunError::output)
+    }
+    fn frame(&mut self, frame: &winkeye::capture::Frame, tracker: &winkeye::track::Tracker<A>) -> Result<(), winkeye::track::run::RunError> {
+        use winkeye::track::run::RunError;
+        if let Some(path) = self.annotated_path {
+            if self.annotated.is_none() {
+                let size = (opencv::prelude::MatTraitConst::cols(&frame.image) as u32, opencv::prelude::MatTraitConst::rows(&frame.image) as u32);
+                self.annotated = Some(winkeye::track::annotate::AnnotatedWriter::create(path, self.fps, size).map_err(RunError::output)?);
+            }
+            if let Some(w) = self.annotated.as_mut() {
+                w.write(&frame.image, tracker.current_analysis(), tracker.stats().settled).map_err(RunError::output)?;
+            }
+        }
+        self.bar.inc(1);
+        Ok(())
+    }
+    fn warning(&mut self, message: String) {
+        self.bar.println(format!("{}: {message}", self.video.display()));
+    }
+    fn interrupted(&self) -> bool {
+        self.interrupted.load(std::sync::atomic::Ordering::SeqCst)
+    }
 }
 
 fn cmd_replay(args: &ReplayArgs) -> Result<()> {
-    use winkeye::capture::{FrameSource, SourceEvent};
     use winkeye::track::events::EventSink;
+    use winkeye::track::run::Ending;
     // Input first: a missing or unreadable video fails here, before any output exists.
     let source = winkeye::capture::open_recorded(&args.video)?;
     if let Some(p) = &args.annotated {
@@ -745,57 +811,31 @@ fn cmd_replay(args: &ReplayArgs) -> Result<()> {
     let fps = source.fps().unwrap_or(winkeye::capture::source::DEFAULT_SEQUENCE_FPS);
     let total = source.frame_count().unwrap_or(0);
     let mut source = winkeye::capture::prefetch(source, 4)?;
-    let interrupted = interrupt_flag()?;
-    let mut sink = EventSink::create(&args.events)?;
-    let mut annotated: Option<winkeye::track::annotate::AnnotatedWriter> = None;
-    let bar = progress_bar(total, "{bar:30} {pos}/{len} frames, {per_sec}, {eta} left");
-    let mut events = Vec::new();
-    let (mut last_frame, mut last_t) = (0u64, 0.0f64);
-    let started = std::time::Instant::now();
-    let ending = loop {
-        if interrupted.load(std::sync::atomic::Ordering::SeqCst) {
-            break Ending::Interrupted;
-        }
-        let Some(ev) = source.next_event()? else { break Ending::Footage };
-        let SourceEvent::Frame(frame) = ev else { continue };
-        (last_frame, last_t) = (frame.index, frame.t_s);
-        if frame.index % args.stride == 0 {
-            tracker.push(&frame, &mut events)?;
-            for e in events.drain(..) {
-                sink.emit(&e)?;
-            }
-            for w in tracker.take_warnings() {
-                bar.println(format!("{}: {w}", args.video.display()));
-            }
-        }
-        if let Some(path) = &args.annotated {
-            if annotated.is_none() {
-                let size = (opencv::prelude::MatTraitConst::cols(&frame.image) as u32, opencv::prelude::MatTraitConst::rows(&frame.image) as u32);
-                annotated = Some(winkeye::track::annotate::AnnotatedWriter::create(path, fps, size)?);
-            }
-            if let Some(w) = annotated.as_mut() {
-                w.write(&frame.image, tracker.current(), tracker.stats().settled)?;
-            }
-        }
-        bar.inc(1);
+    let mut out = ReplayOutput {
+        interrupted: interrupt_flag()?,
+        sink: EventSink::create(&args.events)?,
+        annotated_path: args.annotated.as_deref(),
+        annotated: None,
+        fps,
+        bar: progress_bar(total, "{bar:30} {pos}/{len} frames, {per_sec}, {eta} left"),
+        video: &args.video,
     };
-    bar.finish_and_clear();
-    let stats = tracker.stats();
-    sink.emit(&end_event(last_frame, last_t, &source, stats.processed, stats.settled, &ending))?;
-    sink.finish()?;
-    if let Some(w) = annotated {
+    let summary = winkeye::track::run::replay(&mut source, &mut tracker, args.stride, &mut out)?;
+    out.bar.finish_and_clear();
+    out.sink.finish()?;
+    if let Some(w) = out.annotated {
         w.finish()?;
     }
-    let secs = started.elapsed().as_secs_f64();
+    let stats = tracker.stats();
     eprintln!(
         "{}: {} frames read, {} skipped, {} settled position{}, {:.0} frames/s{}",
         args.video.display(),
-        source.read(),
-        source.skipped(),
+        summary.read,
+        summary.skipped,
         stats.settled,
         if stats.settled == 1 { "" } else { "s" },
-        source.read() as f64 / secs.max(1e-9),
-        if matches!(ending, Ending::Interrupted) { " (interrupted)" } else { "" }
+        summary.read as f64 / summary.elapsed.as_secs_f64().max(1e-9),
+        if summary.ending == Ending::Interrupted { " (interrupted)" } else { "" }
     );
     if args.events.as_os_str() != "-" {
         eprintln!("wrote {}", args.events.display());
@@ -819,32 +859,46 @@ fn cmd_watch(args: &WatchArgs) -> Result<()> {
         }
         return Ok(());
     }
-    let mut tracker = tracker_for(args.calibration.as_deref(), args.ruleset, args.settle, format!("camera {}", args.camera))?;
     // Input first: no camera fails here, before any output exists.
-    let mut source = CameraSource::open(CameraOptions { index: args.camera, resolution: args.resolution, fps: args.fps })?;
+    let mut source = match &args.camera {
+        CameraChoice::Index(index) => {
+            if args.simulate_unplug.is_some() {
+                anyhow::bail!("--simulate-unplug needs --camera file:PATH");
+            }
+            CameraSource::open(CameraOptions { index: *index, resolution: args.resolution, fps: args.fps })?
+        }
+        CameraChoice::File(path) => CameraSource::open_file(path, args.simulate_unplug)?,
+    };
+    let name = source.describe();
+    let mut tracker = tracker_for(args.calibration.as_deref(), args.ruleset, args.settle, name.clone())?;
     let interrupted = interrupt_flag()?;
     let window = args.window && has_display();
     if args.window && !window {
         eprintln!("no display: --window ignored");
     }
     let mut sink = EventSink::create(&args.events)?;
-    eprintln!("watching camera {} (Ctrl-C to stop)", args.camera);
+    eprintln!("watching {name} (Ctrl-C to stop)");
     let mut events = Vec::new();
     let (mut last_frame, mut last_t) = (0u64, 0.0f64);
     let mut layer: Option<(u64, winkeye::track::annotate::OverlayLayer)> = None;
+    let mut ending = winkeye::track::run::Ending::Interrupted;
     loop {
         if interrupted.load(std::sync::atomic::Ordering::SeqCst) {
             break;
         }
         match source.next_event()? {
-            None => break,
+            None => {
+                // Only footage played as a camera ends.
+                ending = winkeye::track::run::Ending::Footage;
+                break;
+            }
             Some(SourceEvent::Idle) => {}
             Some(SourceEvent::Lost { error, retry_in_s }) => {
-                eprintln!("camera {} lost: {error}; retrying", args.camera);
+                eprintln!("{name} lost: {error}; retrying");
                 sink.emit(&Event::new(last_frame, last_t, EventKind::CameraLost { error, retry_in_s }))?;
             }
             Some(SourceEvent::Restored) => {
-                eprintln!("camera {} back", args.camera);
+                eprintln!("{name} back");
                 sink.emit(&Event::new(last_frame, last_t, EventKind::CameraOk {}))?;
             }
             Some(SourceEvent::Frame(frame)) => {
@@ -854,14 +908,13 @@ fn cmd_watch(args: &WatchArgs) -> Result<()> {
                     sink.emit(&e)?;
                 }
                 for w in tracker.take_warnings() {
-                    eprintln!("camera {}: {w}", args.camera);
+                    eprintln!("{name}: {w}");
                 }
                 if window {
                     let settled = tracker.stats().settled;
-                    if let Some(p) = tracker.current() {
+                    if let Some(a) = tracker.current_analysis() {
                         if layer.as_ref().is_none_or(|(v, _)| *v != settled) {
-                            let (w, h) = (opencv::prelude::MatTraitConst::cols(&frame.image) as u32, opencv::prelude::MatTraitConst::rows(&frame.image) as u32);
-                            layer = Some((settled, winkeye::track::annotate::position_layer(p, w, h)));
+                            layer = Some((settled, winkeye::track::annotate::analysis_layer(&frame.image, a)?));
                         }
                     }
                     let mut shown = frame.image.clone();
@@ -879,9 +932,9 @@ fn cmd_watch(args: &WatchArgs) -> Result<()> {
         }
     }
     let stats = tracker.stats();
-    sink.emit(&end_event(last_frame, last_t, &source as &dyn FrameSource, stats.processed, stats.settled, &Ending::Interrupted))?;
+    sink.emit(&winkeye::track::run::end_event(last_frame, last_t, &source as &dyn FrameSource, stats.processed, stats.settled, ending))?;
     sink.finish()?;
-    eprintln!("camera {}: {} frames, {} dropped as stale, {} settled positions", args.camera, source.read(), source.dropped(), stats.settled);
+    eprintln!("{name}: {} frames, {} dropped as stale, {} settled positions", source.read(), source.dropped(), stats.settled);
     if args.events.as_os_str() != "-" {
         eprintln!("wrote {}", args.events.display());
     }

@@ -217,3 +217,95 @@ fn watch_without_a_camera_fails_in_one_line() -> TestResult {
     assert_eq!(code, 0, "{err}");
     Ok(())
 }
+
+/// Reads the events of a run, dropping flags.
+fn kinds_of(evs: &[Value]) -> Vec<String> {
+    kinds(evs).into_iter().map(str::to_owned).collect()
+}
+
+#[test]
+fn watch_survives_an_unplugged_camera() -> TestResult {
+    // The sample clip played as a live camera that is pulled out 1.0-2.0 s after the start: the
+    // camera is reported lost, retried with backoff, reported back, and watching carries on to
+    // the settle after the shot.
+    let dir = tempfile::tempdir()?;
+    let out = dir.path().join("live.jsonl");
+    let camera = format!("file:{}", sample_clip().display());
+    let (code, _, err) = run(winkeye().args(["watch", "--camera", &camera, "--simulate-unplug", "1.0-2.0", "--events"]).arg(&out));
+    assert_eq!(code, 0, "{err}");
+    let evs = events(&out)?;
+    let k = kinds_of(&evs);
+    let lost = k.iter().position(|k| k == "camera_lost").ok_or(format!("no camera_lost: {k:?}"))?;
+    let back = k.iter().position(|k| k == "camera_ok").ok_or(format!("no camera_ok: {k:?}"))?;
+    assert!(lost < back, "{k:?}");
+    assert_eq!(k.iter().filter(|k| *k == "camera_lost").count(), 1, "lost once, however many retries: {k:?}");
+    let lost_ev = evs.iter().find(|e| e["kind"] == "camera_lost").ok_or("camera_lost")?;
+    assert!(lost_ev["retry_in_s"].as_f64().unwrap_or(0.0) > 0.0, "{lost_ev}");
+    assert!(lost_ev["error"].as_str().unwrap_or("").contains("unplug"), "{lost_ev}");
+    assert!(k[back..].iter().any(|k| k == "settled"), "carries on and settles after the camera is back: {k:?}");
+    let end = evs.last().ok_or("events")?;
+    assert_eq!(end["kind"], "end");
+    assert_eq!(end["reason"], "end_of_footage");
+    assert!(err.contains("lost") && err.contains("back"), "{err}");
+    Ok(())
+}
+
+#[test]
+fn a_knocked_camera_loses_and_finds_the_calibration() -> TestResult {
+    // The camera is knocked while the hand leaves: the settle after the shot must report the
+    // calibration lost, make a new one, report it good, and only then report the position.
+    let dir = tempfile::tempdir()?;
+    let (code, _, err) = run(winkeye().args(["synth", "--clip", "--bump", "--resolution", "640x360", "--fps", "15", "--outcome", "move", "--seed", "1", "--out"]).arg(dir.path()));
+    assert_eq!(code, 0, "{err}");
+    let truth: Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("clip-00001.json"))?)?;
+    let bump = truth["bump_frame"].as_u64().ok_or("bump_frame")?;
+    assert!(truth["camera_after_bump"].is_object());
+    let out = dir.path().join("events.jsonl");
+    let (code, _, err) = run(winkeye().arg("replay").arg(dir.path().join("clip-00001.avi")).arg("--events").arg(&out));
+    assert_eq!(code, 0, "{err}");
+    let evs = events(&out)?;
+    let k = kinds_of(&evs);
+    let lost = k.iter().position(|k| k == "calibration_lost").ok_or(format!("no calibration_lost: {k:?}"))?;
+    assert_eq!(k[lost + 1], "calibration_ok", "{k:?}");
+    assert_eq!(k[lost + 2], "settled", "{k:?}");
+    assert_eq!(k.iter().filter(|k| *k == "settled").count(), 2, "{k:?}");
+    assert_eq!(k.iter().filter(|k| *k == "calibration_lost").count(), 1, "{k:?}");
+    let lost_frame = evs.iter().find(|e| e["kind"] == "calibration_lost").and_then(|e| e["frame"].as_u64()).ok_or("frame")?;
+    assert!(lost_frame >= bump, "lost at frame {lost_frame}, knocked at {bump}");
+    // The new calibration is the one the second position carries.
+    let settled: Vec<&Value> = evs.iter().filter(|e| e["kind"] == "settled").collect();
+    assert_ne!(settled[0]["position"]["calibration"], settled[1]["position"]["calibration"]);
+    Ok(())
+}
+
+#[test]
+fn eval_replay_scores_the_sample_clip() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    for f in ["clip-00001.avi", "clip-00001.json"] {
+        std::fs::copy(sample_clip().with_file_name(f), dir.path().join(f))?;
+    }
+    let json = dir.path().join("replay.json");
+    let (code, table, err) = run(winkeye().arg("eval").arg(dir.path()).args(["--what", "replay", "--json"]).arg(&json));
+    assert_eq!(code, 0, "{err}");
+    assert!(table.contains("settled spans with a settled event | 100.0% (2/2)"), "{table}");
+    assert!(table.contains("settled events while a hand is over the mat | 0"), "{table}");
+    let results: Value = serde_json::from_str(&std::fs::read_to_string(&json)?)?;
+    let r = &results[0];
+    assert_eq!(r["spans_found"], 2, "{r}");
+    assert_eq!(r["extra_settles"], 0, "{r}");
+    assert_eq!(r["positions"].as_array().map(Vec::len), Some(2));
+    assert_eq!(r["shot"]["moved_right"], true, "the wink played, and only it, moved: {r}");
+    for l in r["latency_s"].as_array().ok_or("latency")? {
+        // Never later than a few frames (of 1/15 s) beyond the settle time. It can be earlier
+        // than the truth span's start plus the settle time: the span starts when the hand has
+        // left the picture, the referee watches only the mat.
+        let l = l.as_f64().ok_or("latency")?;
+        assert!(l < 0.3 && l > -1.0, "latency beyond the settle time {l} s");
+    }
+    // Bad input: a folder with no clip is one line and exit 1.
+    let empty = tempfile::tempdir()?;
+    let (code, _, err) = run(winkeye().arg("eval").arg(empty.path()).args(["--what", "replay"]));
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    Ok(())
+}

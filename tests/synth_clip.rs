@@ -29,7 +29,7 @@ fn mean_abs_diff(a: &Mat, b: &Mat) -> f64 {
 fn clips_match_their_truth() -> Result<(), Box<dyn std::error::Error>> {
     let dir = tempfile::tempdir()?;
     for (seed, outcome) in [(1, Outcome::Squop), (2, Outcome::Pot), (3, Outcome::Off)] {
-        let opts = ClipOptions { seed, width: 320, height: 180, fps: 6.0, outcome: Some(outcome), ruleset: Ruleset::Etwa2012 };
+        let opts = ClipOptions { seed, width: 320, height: 180, fps: 6.0, outcome: Some(outcome), ruleset: Ruleset::Etwa2012, bump: false };
         let video = dir.path().join(format!("clip-{seed}.avi"));
         let truth = render_clip(&opts, &video, &mut |_, _| {})?;
         let fs = frames(&video);

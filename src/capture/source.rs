@@ -534,12 +534,38 @@ struct Slot {
     read: u64,
     skipped: u64,
     fps: Option<f64>,
+    /// The device has nothing more to give (only footage played as a camera ends).
+    ended: bool,
 }
 
-/// A live camera through nokhwa (V4L2 on Linux), MJPEG preferred. A grabber thread captures
-/// continuously and keeps only the newest frame.
+/// What the grabber thread reads from: a camera (nokhwa), or footage played as one
+/// ([`FilePlayback`]).
+trait Device {
+    /// The next frame, waiting for it as a camera does.
+    fn grab(&mut self) -> Result<Mat, GrabError>;
+    /// Frames per second, when known.
+    fn fps(&self) -> Option<f64>;
+    /// Stops streaming (before reopening, or at the end).
+    fn stop(&mut self) {}
+}
+
+impl Device for nokhwa::Camera {
+    fn grab(&mut self) -> Result<Mat, GrabError> {
+        grab(self)
+    }
+    fn fps(&self) -> Option<f64> {
+        Some(self.frame_rate() as f64).filter(|f| *f > 0.0)
+    }
+    fn stop(&mut self) {
+        let _ = self.stop_stream();
+    }
+}
+
+/// A live camera through nokhwa (V4L2 on Linux), MJPEG preferred, or footage played as a live
+/// camera ([`CameraSource::open_file`]). A grabber thread captures continuously and keeps only
+/// the newest frame.
 pub struct CameraSource {
-    index: u32,
+    describe: String,
     shared: Arc<(Mutex<Slot>, Condvar)>,
     stop: Arc<AtomicBool>,
 }
@@ -549,7 +575,27 @@ impl CameraSource {
     /// opened at all, e.g. there is no camera at that index.
     pub fn open(opts: CameraOptions) -> Result<CameraSource, SourceError> {
         quiet_opencv();
-        // nokhwa's camera is not Send: it lives on the grabber thread, which reports whether it opened.
+        // nokhwa's camera is not Send: it is opened (and reopened) on the grabber thread.
+        CameraSource::start(format!("camera {}", opts.index), move || open_camera(&opts))
+    }
+
+    /// Plays a video file (or image folder) as a live camera, in real time, for testing `watch`
+    /// without a camera: see [`FilePlayback`]. `unplug` is a window of seconds since the start in
+    /// which the "camera" is gone: grabbing fails and reopening fails until it has passed, so the
+    /// same lost / retry with backoff / restored path runs as for a camera pulled out.
+    pub fn open_file(path: &Path, unplug: Option<(f64, f64)>) -> Result<CameraSource, SourceError> {
+        let playback = Arc::new(Mutex::new(FilePlayback::open(path, unplug)?));
+        let describe = format!("camera file:{}", path.display());
+        CameraSource::start(describe, move || {
+            let unplugged = playback.lock().map(|p| p.unplugged()).unwrap_or(true);
+            if unplugged {
+                return Err(SourceError::Camera { index: 0, message: "simulated unplug: no device".into() });
+            }
+            Ok(PlaybackHandle(playback.clone()))
+        })
+    }
+
+    fn start<D: Device>(describe: String, mut open: impl FnMut() -> Result<D, SourceError> + Send + 'static) -> Result<CameraSource, SourceError> {
         let shared = Arc::new((Mutex::new(Slot::default()), Condvar::new()));
         let stop = Arc::new(AtomicBool::new(false));
         let (s2, stop2) = (shared.clone(), stop.clone());
@@ -557,7 +603,7 @@ impl CameraSource {
         std::thread::Builder::new()
             .name("camera-grabber".into())
             .spawn(move || {
-                let mut cam = match open_camera(&opts) {
+                let mut cam = match open() {
                     Ok(c) => c,
                     Err(e) => {
                         let _ = opened_tx.send(Err(e));
@@ -565,14 +611,14 @@ impl CameraSource {
                     }
                 };
                 if let Ok(mut slot) = s2.0.lock() {
-                    slot.fps = Some(cam.frame_rate() as f64).filter(|f| *f > 0.0);
+                    slot.fps = cam.fps();
                 }
                 let _ = opened_tx.send(Ok(()));
                 let started = Instant::now();
                 let mut captured = 0u64;
                 let mut backoff = RETRY_FIRST;
                 while !stop2.load(Ordering::Relaxed) {
-                    match grab(&mut cam) {
+                    match cam.grab() {
                         Ok(image) => {
                             backoff = RETRY_FIRST;
                             let frame = Frame { index: captured, t_s: started.elapsed().as_secs_f64(), image };
@@ -591,16 +637,23 @@ impl CameraSource {
                                 slot.skipped += 1;
                             }
                         }
+                        Err(GrabError::Ended) => {
+                            if let Ok(mut slot) = s2.0.lock() {
+                                slot.ended = true;
+                            }
+                            s2.1.notify_all();
+                            break;
+                        }
                         Err(GrabError::Lost(message)) => {
                             // Report once, then try to reopen with doubling waits.
                             push_state(&s2, SourceEvent::Lost { error: message, retry_in_s: backoff.as_secs_f64() });
-                            let _ = cam.stop_stream();
+                            cam.stop();
                             loop {
                                 if stop2.load(Ordering::Relaxed) {
                                     return;
                                 }
                                 std::thread::sleep(backoff);
-                                match open_camera(&opts) {
+                                match open() {
                                     Ok(c) => {
                                         cam = c;
                                         push_state(&s2, SourceEvent::Restored);
@@ -613,13 +666,13 @@ impl CameraSource {
                         }
                     }
                 }
-                let _ = cam.stop_stream();
+                cam.stop();
             })
             .map_err(|source| SourceError::Thread { source })?;
         match opened_rx.recv() {
-            Ok(Ok(())) => Ok(CameraSource { index: opts.index, shared, stop }),
+            Ok(Ok(())) => Ok(CameraSource { describe, shared, stop }),
             Ok(Err(e)) => Err(e),
-            Err(_) => Err(SourceError::Camera { index: opts.index, message: "the camera thread ended while opening it".into() }),
+            Err(_) => Err(SourceError::Camera { index: 0, message: "the camera thread ended while opening it".into() }),
         }
     }
 }
@@ -642,6 +695,101 @@ enum GrabError {
     Decode,
     /// The camera stopped delivering.
     Lost(String),
+    /// Footage played as a camera has ended.
+    Ended,
+}
+
+/// How long footage played as a camera keeps showing its last frame after its end, in seconds:
+/// a real camera keeps watching the resting scene, and the settle after the last shot needs the
+/// settle time plus the analysis to happen.
+pub const PLAYBACK_HOLD_S: f64 = 3.0;
+
+/// Footage played as a live camera: frames come at the footage's own rate, in real time from
+/// the moment it is opened; frames whose time has passed while the grabber was busy or the
+/// "camera" was unplugged are skipped, as a camera's would be. After the end the last frame is
+/// held for [`PLAYBACK_HOLD_S`], then the stream ends.
+pub struct FilePlayback {
+    source: Box<dyn FrameSource>,
+    fps: f64,
+    started: Instant,
+    unplug: Option<(f64, f64)>,
+    /// Index in the footage of the next frame to deliver.
+    next: u64,
+    last: Option<Mat>,
+    ended_at: Option<f64>,
+}
+
+impl FilePlayback {
+    /// Opens `path` (as [`open_recorded`] does); `unplug` as in [`CameraSource::open_file`].
+    pub fn open(path: &Path, unplug: Option<(f64, f64)>) -> Result<FilePlayback, SourceError> {
+        let source = open_recorded(path)?;
+        let fps = source.fps().unwrap_or(DEFAULT_SEQUENCE_FPS);
+        Ok(FilePlayback { source, fps, started: Instant::now(), unplug, next: 0, last: None, ended_at: None })
+    }
+
+    fn now_s(&self) -> f64 {
+        self.started.elapsed().as_secs_f64()
+    }
+
+    /// Whether the simulated unplug is on now.
+    pub fn unplugged(&self) -> bool {
+        let t = self.now_s();
+        self.unplug.is_some_and(|(a, b)| t >= a && t < b)
+    }
+
+    fn grab(&mut self) -> Result<Mat, GrabError> {
+        if self.unplugged() {
+            return Err(GrabError::Lost("simulated unplug: the camera went away".into()));
+        }
+        // Wait for the next frame's time.
+        let due_s = self.next as f64 / self.fps;
+        let wait = due_s - self.now_s();
+        if wait > 0.0 {
+            std::thread::sleep(Duration::from_secs_f64(wait));
+        }
+        if let Some(end) = self.ended_at {
+            if self.now_s() > end + PLAYBACK_HOLD_S {
+                return Err(GrabError::Ended);
+            }
+            self.next += 1;
+            return self.last.clone().ok_or(GrabError::Ended);
+        }
+        // The frame for now: those whose time has passed are skipped.
+        let now_index = (self.now_s() * self.fps).floor() as u64;
+        loop {
+            match self.source.next_event() {
+                Ok(Some(SourceEvent::Frame(f))) => {
+                    if f.index < now_index {
+                        continue;
+                    }
+                    self.next = f.index + 1;
+                    self.last = Some(f.image.clone());
+                    return Ok(f.image);
+                }
+                Ok(Some(_)) => continue,
+                Ok(None) | Err(_) => {
+                    self.ended_at = Some(self.now_s());
+                    self.next = now_index + 1;
+                    return self.last.clone().ok_or(GrabError::Ended);
+                }
+            }
+        }
+    }
+}
+
+/// A shared [`FilePlayback`] as the grabber's device (it outlives each "reopening").
+struct PlaybackHandle(Arc<Mutex<FilePlayback>>);
+
+impl Device for PlaybackHandle {
+    fn grab(&mut self) -> Result<Mat, GrabError> {
+        match self.0.lock() {
+            Ok(mut p) => p.grab(),
+            Err(_) => Err(GrabError::Ended),
+        }
+    }
+    fn fps(&self) -> Option<f64> {
+        self.0.lock().ok().map(|p| p.fps)
+    }
 }
 
 fn open_camera(opts: &CameraOptions) -> Result<nokhwa::Camera, SourceError> {
@@ -686,18 +834,22 @@ fn grab(cam: &mut nokhwa::Camera) -> Result<Mat, GrabError> {
 impl FrameSource for CameraSource {
     fn next_event(&mut self) -> Result<Option<SourceEvent>, SourceError> {
         let (lock, cv) = &*self.shared;
-        let poisoned = |_| SourceError::Camera { index: self.index, message: "the grabber thread failed".into() };
-        let mut slot = lock.lock().map_err(poisoned)?;
-        if slot.states.is_empty() && slot.frame.is_none() {
-            slot = cv.wait_timeout(slot, POLL).map_err(|_| SourceError::Camera { index: self.index, message: "the grabber thread failed".into() })?.0;
+        let failed = || SourceError::Camera { index: 0, message: format!("{}: the grabber thread failed", self.describe) };
+        let mut slot = lock.lock().map_err(|_| failed())?;
+        if slot.states.is_empty() && slot.frame.is_none() && !slot.ended {
+            slot = cv.wait_timeout(slot, POLL).map_err(|_| failed())?.0;
         }
         if let Some(ev) = slot.states.pop_front() {
             return Ok(Some(ev));
         }
-        Ok(Some(slot.frame.take().map_or(SourceEvent::Idle, SourceEvent::Frame)))
+        match slot.frame.take() {
+            Some(f) => Ok(Some(SourceEvent::Frame(f))),
+            None if slot.ended => Ok(None),
+            None => Ok(Some(SourceEvent::Idle)),
+        }
     }
     fn describe(&self) -> String {
-        format!("camera {}", self.index)
+        self.describe.clone()
     }
     fn fps(&self) -> Option<f64> {
         self.shared.0.lock().ok().and_then(|s| s.fps)

@@ -71,6 +71,9 @@ pub struct FrameResult {
     pub problems: Vec<String>,
     /// Time to analyse (calibration included), ms.
     pub ms: f64,
+    /// The matched winks: (true id, detected id).
+    #[serde(skip)]
+    pub pairs: Vec<(String, String)>,
 }
 
 fn px_scale(truth: &Position) -> f64 {
@@ -162,6 +165,7 @@ pub fn score(truth: &Position, got: &Position, r: &mut FrameResult) {
         }
         let g = gw[j];
         r.matched += 1;
+        r.pairs.push((t.id.clone(), g.id.clone()));
         let mut ok = true;
         if g.colour == t.colour {
             r.colour_right += 1;
@@ -249,8 +253,9 @@ fn pct(a: usize, b: usize) -> String {
     }
 }
 
-/// The figures as a Markdown table.
-pub fn table(results: &[FrameResult]) -> String {
+/// The figures, each as (what, measured): recall, precision, colour, size, state, footprint
+/// error, squops by margin, false squops, positions fully right.
+pub fn figures(results: &[FrameResult]) -> Vec<(String, String)> {
     let sum = |f: fn(&FrameResult) -> usize| results.iter().map(f).sum::<usize>();
     let analysed: Vec<&FrameResult> = results.iter().filter(|r| r.error.is_none()).collect();
     let mut fp: Vec<f64> = analysed.iter().flat_map(|r| r.footprint_errors_mm.iter().copied()).collect();
@@ -259,26 +264,36 @@ pub fn table(results: &[FrameResult]) -> String {
         let v: Vec<_> = sq.iter().filter(|s| s.margin_mm.abs() >= lo && s.margin_mm.abs() < hi).collect();
         pct(v.iter().filter(|s| s.right).count(), v.len())
     };
-    let mut ms: Vec<f64> = analysed.iter().map(|r| r.ms).collect();
     let found = sum(|r| r.found) + sum(|r| r.potted_found);
     let must = sum(|r| r.must_find) + sum(|r| r.potted_true_visible);
     let detected = sum(|r| r.detected) + sum(|r| r.potted_detected);
     let false_finds = sum(|r| r.false_finds) + sum(|r| r.potted_false);
+    vec![
+        ("recall (winks ≥ 50% visible)".into(), pct(found, must)),
+        ("precision".into(), pct(detected - false_finds, detected)),
+        ("colour right".into(), pct(sum(|r| r.colour_right), sum(|r| r.matched))),
+        ("size right".into(), pct(sum(|r| r.size_right), sum(|r| r.matched))),
+        ("state right".into(), pct(sum(|r| r.state_right), sum(|r| r.matched))),
+        ("footprint error, median / 95th pct / max (mm)".into(), format!("{:.3} / {:.3} / {:.3}", quantile(&mut fp, 0.5), quantile(&mut fp, 0.95), quantile(&mut fp, 1.0))),
+        ("squops right, margin ≥ 1 mm".into(), band(1.0, f64::INFINITY)),
+        ("squops right, margin 0.5–1 mm".into(), band(0.5, 1.0)),
+        ("squops right, margin < 0.5 mm".into(), band(0.0, 0.5)),
+        ("false squops, true gap ≥ 0.5 mm".into(), sum(|r| r.false_squops_gap).to_string()),
+        ("false squops, any".into(), sum(|r| r.false_squops).to_string()),
+        ("positions fully right".into(), pct(analysed.iter().filter(|r| r.fully_right).count(), results.len())),
+    ]
+}
+
+/// The figures as a Markdown table.
+pub fn table(results: &[FrameResult]) -> String {
+    let analysed: Vec<&FrameResult> = results.iter().filter(|r| r.error.is_none()).collect();
+    let mut ms: Vec<f64> = analysed.iter().map(|r| r.ms).collect();
     let mut out = String::new();
     out.push_str("| figure | measured |\n|---|---|\n");
     out.push_str(&format!("| frames analysed | {} |\n", pct(analysed.len(), results.len())));
-    out.push_str(&format!("| recall (winks ≥ 50% visible) | {} |\n", pct(found, must)));
-    out.push_str(&format!("| precision | {} |\n", pct(detected - false_finds, detected)));
-    out.push_str(&format!("| colour right | {} |\n", pct(sum(|r| r.colour_right), sum(|r| r.matched))));
-    out.push_str(&format!("| size right | {} |\n", pct(sum(|r| r.size_right), sum(|r| r.matched))));
-    out.push_str(&format!("| state right | {} |\n", pct(sum(|r| r.state_right), sum(|r| r.matched))));
-    out.push_str(&format!("| footprint error, median / 95th pct / max (mm) | {:.3} / {:.3} / {:.3} |\n", quantile(&mut fp, 0.5), quantile(&mut fp, 0.95), quantile(&mut fp, 1.0)));
-    out.push_str(&format!("| squops right, margin ≥ 1 mm | {} |\n", band(1.0, f64::INFINITY)));
-    out.push_str(&format!("| squops right, margin 0.5–1 mm | {} |\n", band(0.5, 1.0)));
-    out.push_str(&format!("| squops right, margin < 0.5 mm | {} |\n", band(0.0, 0.5)));
-    out.push_str(&format!("| false squops, true gap ≥ 0.5 mm | {} |\n", sum(|r| r.false_squops_gap)));
-    out.push_str(&format!("| false squops, any | {} |\n", sum(|r| r.false_squops)));
-    out.push_str(&format!("| positions fully right | {} |\n", pct(analysed.iter().filter(|r| r.fully_right).count(), results.len())));
+    for (figure, value) in figures(results) {
+        out.push_str(&format!("| {figure} | {value} |\n"));
+    }
     out.push_str(&format!("| analyse time incl. calibration, median (ms) | {:.0} |\n", quantile(&mut ms, 0.5)));
     out
 }

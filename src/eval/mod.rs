@@ -3,6 +3,7 @@
 
 pub mod calibration;
 pub mod detection;
+pub mod replay;
 pub mod umpire;
 
 use crate::geometry::Camera;

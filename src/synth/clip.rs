@@ -59,6 +59,9 @@ pub struct ClipOptions {
     pub outcome: Option<Outcome>,
     /// Equipment and rules.
     pub ruleset: Ruleset,
+    /// Knock the camera while the hand leaves: the scene after the shot is seen from a camera
+    /// turned and shifted a little (for testing that calibration is lost and found again).
+    pub bump: bool,
 }
 
 /// A span of frames, first and last inclusive.
@@ -124,6 +127,41 @@ pub struct ClipTruth {
     pub settled: Vec<Settled>,
     /// The spans in which things move.
     pub motion: Vec<Motion>,
+    /// The spans in which some part of the hand or arm is over the mat (its vertical projection
+    /// overlaps the mat's rectangle): no position may be reported as settled in these frames.
+    pub hand_over_mat: Vec<Frames>,
+    /// When the camera was knocked (`--bump`): the first frame taken from its new pose.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bump_frame: Option<u64>,
+    /// The camera after the knock (`--bump`); `camera` is the one before it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub camera_after_bump: Option<Camera>,
+}
+
+/// How far the knock turns the camera about its optical axis, in degrees, and shifts it across
+/// the mat, in mm: enough to move the mat's outline several pixels at any resolution, as a
+/// tripod nudged by an elbow does.
+const BUMP_TURN_DEG: f64 = 1.2;
+const BUMP_SHIFT_MM: [f64; 2] = [18.0, -11.0];
+
+/// The camera after a knock: turned about its optical axis and shifted in its own x-y plane.
+fn bumped(camera: &Camera) -> Camera {
+    let turn = nalgebra::Rotation3::from_axis_angle(&Vector3::z_axis(), BUMP_TURN_DEG.to_radians());
+    let mut c = *camera;
+    c.pose.r_cam_from_mat = turn * camera.pose.r_cam_from_mat;
+    c.pose.t_cam_from_mat = turn * camera.pose.t_cam_from_mat + Vector3::new(BUMP_SHIFT_MM[0], BUMP_SHIFT_MM[1], 0.0);
+    c
+}
+
+/// Whether any part of a hand (its capsules, with their radii) lies over the mat in plan view.
+fn hand_over_mat(scene: &Scene) -> bool {
+    let (hl, hw) = (scene.mat.spec.length_mm / 2.0, scene.mat.spec.width_mm / 2.0);
+    scene.hands.iter().flat_map(|h| h.capsules.iter()).any(|&(a, b, r)| {
+        (0..=16).any(|k| {
+            let p = a + (b - a) * (k as f64 / 16.0);
+            p.x.abs() <= hl + r && p.y.abs() <= hw + r
+        })
+    })
 }
 
 fn ease_out(t: f64) -> f64 {
@@ -323,6 +361,11 @@ pub fn render_clip(opts: &ClipOptions, video: &Path, progress: &mut dyn FnMut(u6
     }
 
     let mut hand_frames: Option<Frames> = None;
+    let mut over_mat: Vec<Frames> = Vec::new();
+    // The knock comes halfway through the hand leaving.
+    let t_bump = REST_BEFORE_S + HAND_IN_S + PRESS_S + SLIDE_S + HAND_OUT_S / 2.0;
+    let camera_after = opts.bump.then(|| bumped(&camera));
+    let mut bump_frame = None;
     let mut wink_frames: Option<Frames> = None;
     // The truth of the first resting frame before the shot and after it.
     let mut rests: Vec<(u64, Position)> = Vec::new();
@@ -332,11 +375,24 @@ pub fn render_clip(opts: &ClipOptions, video: &Path, progress: &mut dyn FnMut(u6
         let (scene, hand_on, moving) = scene_at(&base, &plan, hand_seed ^ f, t);
         let resting = !hand_on && !moving;
         let after = t >= REST_BEFORE_S + HAND_IN_S;
+        let cam = match &camera_after {
+            Some(c) if t >= t_bump => {
+                bump_frame.get_or_insert(f);
+                c
+            }
+            _ => &camera,
+        };
         // A resting scene is the same light frame after frame: trace it once.
         let light = match cached.take() {
             Some((was_after, l)) if resting && was_after == after => l,
-            _ => render::render_light(&scene, &camera, fx.blur_px)?,
+            _ => render::render_light(&scene, cam, fx.blur_px)?,
         };
+        if hand_over_mat(&scene) {
+            match over_mat.last_mut() {
+                Some(s) if s.last + 1 == f => s.last = f,
+                _ => over_mat.push(Frames { first: f, last: f }),
+            }
+        }
         if hand_on {
             let h = hand_frames.get_or_insert(Frames { first: f, last: f });
             h.last = f;
@@ -352,7 +408,7 @@ pub fn render_clip(opts: &ClipOptions, video: &Path, progress: &mut dyn FnMut(u6
         if resting {
             if rests.len() == usize::from(after) {
                 let prov = truth::Provenance { kind: "clip", seed: opts.seed, effects: &fx, path: None };
-                rests.push((f, truth::truth(&scene, &camera, &light.visible_px, opts.ruleset, &prov)?));
+                rests.push((f, truth::truth(&scene, cam, &light.visible_px, opts.ruleset, &prov)?));
             }
             cached = Some((after, light));
         }
@@ -389,5 +445,8 @@ pub fn render_clip(opts: &ClipOptions, video: &Path, progress: &mut dyn FnMut(u6
         },
         settled: settled_out,
         motion,
+        hand_over_mat: over_mat,
+        bump_frame,
+        camera_after_bump: camera_after,
     })
 }

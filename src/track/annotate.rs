@@ -2,12 +2,14 @@
 //!
 //! The drawing is made once per settled position, as a sparse layer of coloured pixels
 //! ([`OverlayLayer`]), and stamped onto each frame, so annotating costs little more than encoding
-//! the video. [`position_layer`] is the one function that decides what is drawn; a richer overlay
-//! can replace it without touching the writer.
+//! the video. What is drawn is the referee's full view of the settled frame
+//! ([`crate::report::overlay::position_overlay`], as `winkeye analyze --overlay` draws it: fitted
+//! outlines, ids and states, squop arrows and margins, piles, replacement spots, the mat, and the
+//! counts, score and flags in a legend); the layer keeps the pixels that drawing changed
+//! ([`analysis_layer`]).
 
-use crate::report::draw;
-use crate::report::position::{Colour, Position, WinkState};
-use image::{Rgb, RgbImage};
+use crate::analyze::Analysis;
+use crate::calibrate::CalibrateError;
 use opencv::core::{Mat, Size, Vec3b};
 use opencv::prelude::*;
 use opencv::videoio::VideoWriter;
@@ -38,6 +40,9 @@ pub enum AnnotateError {
         /// What the operating system said.
         source: std::io::Error,
     },
+    /// The overlay could not be drawn.
+    #[error("cannot draw the overlay: {0}")]
+    Draw(#[from] CalibrateError),
     /// OpenCV failed.
     #[error("{path}: {source}")]
     OpenCv {
@@ -74,53 +79,29 @@ impl OverlayLayer {
     }
 }
 
-const OUTLINE: Rgb<u8> = Rgb([255, 40, 200]);
-
-fn wink_rgb(c: Colour) -> Rgb<u8> {
-    match c {
-        Colour::Blue => Rgb([60, 120, 255]),
-        Colour::Green => Rgb([40, 230, 60]),
-        Colour::Red => Rgb([255, 50, 40]),
-        Colour::Yellow => Rgb([255, 230, 30]),
-    }
-}
-
-/// What is drawn for a settled position: the mat's outline (straight between its corners) and a
-/// ring round each wink seen, in its colour, sized by its diameter, with its id; a line of text
-/// saying which frame settled. Drawn on black; black is transparent.
-pub fn position_layer(position: &Position, width: u32, height: u32) -> OverlayLayer {
-    let mut img = RgbImage::new(width, height);
-    let scale = (width.max(height) as f32 / 1000.0).max(0.6);
-    let corners = position.calibration.as_ref().and_then(|c| c.mat_corners_px);
-    // Pixels per mm along the mat's long side, for the rings' size.
-    let mut px_per_mm = None;
-    if let Some(c) = corners {
-        for k in 0..4 {
-            let (a, b) = (c[k], c[(k + 1) % 4]);
-            draw::thick_line(&mut img, (a.x as f32, a.y as f32), (b.x as f32, b.y as f32), 1.5 * scale, OUTLINE);
+/// The referee's view of a settled frame as a layer: [`crate::report::overlay::position_overlay`]
+/// drawn over `frame` (the frame that was analysed), keeping the pixels the drawing changed. The
+/// legend's darkened band is kept too, so it reads the same over later frames.
+pub fn analysis_layer(frame: &Mat, analysis: &Analysis) -> Result<OverlayLayer, AnnotateError> {
+    let drawn = crate::report::overlay::position_overlay(frame, analysis)?;
+    let size = (drawn.width(), drawn.height());
+    let mut pixels = Vec::new();
+    let ocv = |source| AnnotateError::OpenCv { path: PathBuf::new(), source };
+    let continuous;
+    let src = if frame.is_continuous() {
+        frame
+    } else {
+        continuous = frame.try_clone().map_err(ocv)?;
+        &continuous
+    };
+    let bgr = src.data_bytes().map_err(ocv)?;
+    for (i, p) in drawn.pixels().enumerate() {
+        let Some(o) = bgr.get(3 * i..3 * i + 3) else { break };
+        if o[0] != p[2] || o[1] != p[1] || o[2] != p[0] {
+            pixels.push((i as u32, [p[2], p[1], p[0]]));
         }
-        px_per_mm = Some((c[0].distance(c[1]) + c[2].distance(c[3])) / 2.0 / crate::geometry::MatSpec::STANDARD.length_mm);
     }
-    for w in &position.winks {
-        let Some(p) = w.centre_px else { continue };
-        if w.state == WinkState::Potted {
-            continue;
-        }
-        let d_mm = w.diameter_mm.unwrap_or(if w.size == crate::report::position::WinkSize::Large { 22.0 } else { 16.0 });
-        let r = px_per_mm.map_or(8.0, |k| (d_mm / 2.0 * k) as f32 + 2.0 * scale);
-        draw::ring(&mut img, (p.x as f32, p.y as f32), r, 1.5 * scale, wink_rgb(w.colour));
-        draw::text(&mut img, (p.x as f32 + r) as i32, (p.y as f32 - r - 10.0 * scale) as i32, 11.0 * scale, wink_rgb(w.colour), &w.id);
-    }
-    let frame = position.source.as_ref().and_then(|s| s.frame).map_or(String::new(), |f| format!(" (frame {f})"));
-    let label = format!("settled{frame}: {} winks seen", position.winks.iter().filter(|w| w.centre_px.is_some()).count());
-    draw::text(&mut img, 8, 6, 16.0 * scale, Rgb([255, 255, 255]), &label);
-    let pixels = img
-        .pixels()
-        .enumerate()
-        .filter(|(_, p)| p.0 != [0, 0, 0])
-        .map(|(i, p)| (i as u32, [p[2], p[1], p[0]]))
-        .collect();
-    OverlayLayer { size: (width, height), pixels }
+    Ok(OverlayLayer { size, pixels })
 }
 
 /// Writes the annotated footage: `.mp4` (mp4v) or `.avi` (MJPG), through a partial file beside
@@ -163,13 +144,14 @@ impl AnnotatedWriter {
         Ok(AnnotatedWriter { writer, path: path.to_owned(), partial, layer: OverlayLayer::default(), drawn_for: None, buf: Mat::default() })
     }
 
-    /// Writes one frame with `position` (the current settled one, if any) drawn over it.
-    /// `version` identifies the position (e.g. the count of settles) so it is drawn only once.
-    pub fn write(&mut self, frame: &Mat, position: Option<&Position>, version: u64) -> Result<(), AnnotateError> {
+    /// Writes one frame with the referee's view of the current settled position (if any) drawn
+    /// over it. `version` identifies the position (e.g. the count of settles) so it is drawn only
+    /// once, over the first frame written after it settled (the frame that was analysed).
+    pub fn write(&mut self, frame: &Mat, analysis: Option<&Analysis>, version: u64) -> Result<(), AnnotateError> {
         let ocv = |source| AnnotateError::OpenCv { path: self.path.clone(), source };
-        match position {
-            Some(p) if self.drawn_for != Some(version) => {
-                self.layer = position_layer(p, frame.cols() as u32, frame.rows() as u32);
+        match analysis {
+            Some(a) if self.drawn_for != Some(version) => {
+                self.layer = analysis_layer(frame, a)?;
                 self.drawn_for = Some(version);
             }
             _ => {}
@@ -189,5 +171,27 @@ impl AnnotatedWriter {
             return Ok(());
         }
         std::fs::rename(&self.partial, &self.path).map_err(|source| AnnotateError::Rename { from: self.partial.clone(), to: self.path.clone(), source })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::position::Position;
+
+    #[test]
+    fn the_layer_stamped_on_the_frame_is_the_overlay() -> Result<(), Box<dyn std::error::Error>> {
+        let cal = super::super::tests::flat_calibration(320, 180)?;
+        let frame = Mat::new_rows_cols_with_default(180, 320, opencv::core::CV_8UC3, opencv::core::Scalar::new(60.0, 90.0, 70.0, 0.0))?;
+        let analysis = Analysis { position: Position::of_winks(Vec::new(), Vec::new()), calibration: cal, detections: Default::default() };
+        let layer = analysis_layer(&frame, &analysis)?;
+        assert_eq!(layer.size, (320, 180));
+        assert!(!layer.pixels.is_empty(), "the mat and the legend are drawn");
+        let mut stamped = frame.try_clone()?;
+        layer.apply(&mut stamped)?;
+        let drawn = crate::report::overlay::position_overlay(&frame, &analysis)?;
+        let back = crate::synth::effects::from_bgr_mat(&stamped)?;
+        assert!(drawn.pixels().zip(back.pixels()).all(|(a, b)| a == b), "stamping the layer reproduces the overlay");
+        Ok(())
     }
 }

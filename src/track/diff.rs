@@ -7,9 +7,15 @@
 //! millimetre, so the minimum-distance assignment keeps every resting wink's id and gives the
 //! movers theirs. Groups are at most six winks, so an exact search over subsets is cheap.
 //!
-//! Winks that vanish are kept by reasoning (a colour has six winks): one whose old footprint now
-//! lies wholly under a wink of the new position is hidden under it (it stays where it was, with a
-//! squop); any other went into the pot (potted winks are often out of sight inside it).
+//! Winks that vanish are kept by reasoning (a colour has six winks): one whose old place looks
+//! unchanged in the picture (the caller says, from the settle detector's comparison of the two
+//! settled frames) is still there and was merely not seen this time; one whose old footprint is
+//! overlapped by a wink of the new position is under it (it stays where it was, with a squop);
+//! any other went into the pot (potted winks are often out of sight inside it).
+//!
+//! A squop can only be made or broken by a shot that moves one of its two winks: a squop between
+//! two winks that both stayed put that appears, disappears or turns upside down between two
+//! settles is the detector reading the same pile differently, and is not reported in the shot.
 
 use crate::geometry::MatPoint;
 use crate::report::position::{Colour, Flag, Position, PositionError, Squop, Wink, WinkSize, WinkState};
@@ -21,13 +27,13 @@ use std::collections::{BTreeSet, HashMap};
 /// Least displacement of a footprint that counts as moved, in mm (well above the detector's
 /// repeatability on a resting wink, well below any shot).
 pub const MOVE_MIN_MM: f64 = 3.0;
-/// Slack when deciding that one wink's footprint lies wholly under another's, in mm.
-const HIDDEN_SLACK_MM: f64 = 1.5;
 /// Stand-in distance between a wink whose place is unknown and one whose place is known, in mm.
 const UNKNOWN_PLACE_MM: f64 = 500.0;
 /// Largest group the exact assignment handles; larger ones (a detector gone wrong) are matched
 /// greedily.
 const EXACT_MAX: usize = 12;
+/// What [`Inferred::under`] says of a wink not seen whose place is unchanged.
+pub const IN_PLACE: &str = "in_place";
 /// Confidence given to winks kept by reasoning rather than seen.
 const REASONED_CONFIDENCE: f64 = 0.5;
 
@@ -81,7 +87,8 @@ pub struct Shot {
 pub struct Inferred {
     /// Its id.
     pub id: String,
-    /// Where it is taken to be: the id of the wink covering it, or "pot".
+    /// Where it is taken to be: the id of the wink covering it, "pot", or "in_place" (not seen,
+    /// but nothing changed where it lay).
     pub under: String,
 }
 
@@ -101,6 +108,8 @@ pub struct Tracked {
     pub shot: Shot,
     /// Flags raised in the new position that the old one did not have.
     pub new_flags: Vec<Flag>,
+    /// The tracked id of each wink the analyser listed, by the analyser's id.
+    pub ids: HashMap<String, String>,
 }
 
 /// Why tracking failed.
@@ -221,9 +230,13 @@ fn flag_key(f: &Flag) -> (String, String, BTreeSet<String>) {
 /// Tracks `new` (as the analyser made it) against the previous settled position `old` (already
 /// tracked): carries ids, keeps vanished winks by reasoning, applies the rules again, and works out
 /// the shot and the new flags. With no previous position the new one is taken as it is.
-pub fn track(old: Option<&Position>, new: &Position, ruleset: Ruleset) -> Result<Tracked, DiffError> {
+///
+/// `unchanged(place, radius_mm)` says whether the picture is unchanged round a footprint of the old
+/// position since it settled (always `false` when that is not known).
+pub fn track(old: Option<&Position>, new: &Position, ruleset: Ruleset, unchanged: &dyn Fn(MatPoint, f64) -> bool) -> Result<Tracked, DiffError> {
     let Some(old) = old else {
-        return Ok(Tracked { position: new.clone(), shot: Shot::default(), new_flags: new.flags.clone() });
+        let ids = new.winks.iter().map(|w| (w.id.clone(), w.id.clone())).collect();
+        return Ok(Tracked { position: new.clone(), shot: Shot::default(), new_flags: new.flags.clone(), ids });
     };
     let nominal = &ruleset.spec().winks;
     let matches = match_winks(&old.winks, &new.winks);
@@ -259,17 +272,25 @@ pub fn track(old: Option<&Position>, new: &Position, ruleset: Ruleset) -> Result
             continue;
         }
         let r = w.radius_mm(nominal);
+        let mut kept = w.clone();
+        kept.confidence = Some(REASONED_CONFIDENCE);
+        if w.state != WinkState::Potted && w.centre_mm.is_some_and(|p| unchanged(p, r)) {
+            // Nothing changed where it lay: the detector missed it this time.
+            kept.extra.insert("inferred".into(), Value::String("not seen this time; its place is unchanged".into()));
+            shot.inferred.push(Inferred { id: w.id.clone(), under: IN_PLACE.into() });
+            winks.push(kept);
+            continue;
+        }
+        // Under the wink that overlaps its old footprint most.
         let cover = w.centre_mm.and_then(|p| {
             winks
                 .iter()
                 .filter(|o| o.state != WinkState::Potted)
-                .filter_map(|o| o.centre_mm.map(|q| (o, p.distance(q))))
-                .filter(|(o, d)| d + r <= o.radius_mm(nominal) + HIDDEN_SLACK_MM)
-                .min_by(|a, b| a.1.total_cmp(&b.1))
-                .map(|(o, d)| (o.id.clone(), o.radius_mm(nominal) + r - d))
+                .filter_map(|o| o.centre_mm.map(|q| (o, o.radius_mm(nominal) + r - p.distance(q))))
+                .filter(|(_, margin)| *margin > 0.0)
+                .max_by(|a, b| a.1.total_cmp(&b.1))
+                .map(|(o, margin)| (o.id.clone(), margin.min(2.0 * r)))
         });
-        let mut kept = w.clone();
-        kept.confidence = Some(REASONED_CONFIDENCE);
         match cover {
             Some((upper, margin_mm)) if w.state != WinkState::Potted => {
                 kept.extra.insert("inferred".into(), Value::String(format!("hidden under {upper}")));
@@ -325,11 +346,14 @@ pub fn track(old: Option<&Position>, new: &Position, ruleset: Ruleset) -> Result
     }
     let pairs = |p: &Position| -> BTreeSet<SquopPair> { p.squops.iter().map(|s| SquopPair { upper: s.upper.clone(), lower: s.lower.clone() }).collect() };
     let (before, after) = (pairs(old), pairs(&position));
-    shot.squops_made = after.difference(&before).cloned().collect();
-    shot.squops_broken = before.difference(&after).cloned().collect();
+    // Only a shot that moves one of its winks makes or breaks a squop (see the module's comment).
+    let movers: BTreeSet<&str> = shot.moved.iter().map(|m| m.id.as_str()).collect();
+    let by_shot = |p: &&SquopPair| movers.contains(p.upper.as_str()) || movers.contains(p.lower.as_str());
+    shot.squops_made = after.difference(&before).filter(by_shot).cloned().collect();
+    shot.squops_broken = before.difference(&after).filter(by_shot).cloned().collect();
     let old_flags: BTreeSet<_> = old.flags.iter().map(flag_key).collect();
     let new_flags = position.flags.iter().filter(|f| !old_flags.contains(&flag_key(f))).cloned().collect();
-    Ok(Tracked { position, shot, new_flags })
+    Ok(Tracked { position, shot, new_flags, ids: rename })
 }
 
 #[cfg(test)]
@@ -385,7 +409,7 @@ mod tests {
             wink("g1", Green, Large, 0.2, 200.0, InPlay),
         ];
         let new = position(shuffled(&new_winks), &[]);
-        let t = track(Some(&old), &new, Ruleset::Etwa2012)?;
+        let t = track(Some(&old), &new, Ruleset::Etwa2012, &|_, _| false)?;
         let ids: BTreeSet<&str> = t.position.winks.iter().map(|w| w.id.as_str()).collect();
         assert!(["b1", "b2", "b3", "g1"].iter().all(|id| ids.contains(id)), "{ids:?}");
         assert_eq!(t.shot.moved.len(), 1, "{:?}", t.shot);
@@ -409,7 +433,7 @@ mod tests {
         let mut new = new;
         let (r1, g1) = (new.winks.iter().find(|w| w.colour == Red).map(|w| w.id.clone()), new.winks.iter().find(|w| w.colour == Green && w.centre_mm == Some(MatPoint::new(200.0, 0.0))).map(|w| w.id.clone()));
         new.squops.push(Squop { upper: r1.ok_or("r1")?, lower: g1.ok_or("g1")?, margin_mm: Some(4.0), confidence: None, extra: Default::default() });
-        let t = track(Some(&old), &new, Ruleset::Etwa2012)?;
+        let t = track(Some(&old), &new, Ruleset::Etwa2012, &|_, _| false)?;
         assert_eq!(t.shot.squops_made, vec![SquopPair { upper: "r1".into(), lower: "g1".into() }]);
         assert_eq!(t.shot.squops_broken, vec![SquopPair { upper: "g2".into(), lower: "g1".into() }]);
         assert!(t.new_flags.iter().any(|f| f.detail.kind() == "squop" && f.winks.contains(&"r1".to_string())), "{:?}", t.new_flags);
@@ -438,7 +462,7 @@ mod tests {
             ]),
             &[],
         );
-        let t = track(Some(&old), &new, Ruleset::Etwa2012)?;
+        let t = track(Some(&old), &new, Ruleset::Etwa2012, &|_, _| false)?;
         let mut potted = t.shot.potted.clone();
         potted.sort();
         assert_eq!(potted, ["b1", "r2"]);
@@ -452,6 +476,36 @@ mod tests {
         // Carried ids stay unique and the rules accept the tracked position.
         let ids: BTreeSet<&str> = t.position.winks.iter().map(|w| w.id.as_str()).collect();
         assert_eq!(ids.len(), t.position.winks.len());
+        Ok(())
+    }
+
+    #[test]
+    fn a_squop_between_winks_that_stayed_is_not_the_shot_and_an_unseen_wink_in_an_unchanged_place_stays() -> Result<(), Box<dyn std::error::Error>> {
+        let old = position(
+            vec![
+                wink("g1", Green, Small, 200.0, 0.0, InPlay),
+                wink("g2", Green, Small, 212.0, 0.0, InPlay),
+                wink("b1", Blue, Small, -400.0, 100.0, InPlay),
+                wink("r2", Red, Small, -300.0, -100.0, InPlay),
+            ],
+            &[("g2", "g1")],
+        );
+        // b1 moves; the detector reads the g pile upside down and does not see r2 this time.
+        let mut new = position(
+            shuffled(&[wink("g1", Green, Small, 200.2, 0.1, InPlay), wink("g2", Green, Small, 212.1, 0.0, InPlay), wink("b1", Blue, Small, -250.0, 150.0, InPlay)]),
+            &[],
+        );
+        let id_at = |p: &Position, x: f64| p.winks.iter().find(|w| w.centre_mm.is_some_and(|c| (c.x - x).abs() < 1.0)).map(|w| w.id.clone());
+        new.squops.push(Squop { upper: id_at(&new, 200.2).ok_or("g1")?, lower: id_at(&new, 212.1).ok_or("g2")?, margin_mm: Some(4.0), confidence: None, extra: Default::default() });
+        let r2_place = MatPoint::new(-300.0, -100.0);
+        let unchanged = |p: MatPoint, _r: f64| p.distance(r2_place) < 1.0;
+        let t = track(Some(&old), &new, Ruleset::Etwa2012, &unchanged)?;
+        assert!(t.shot.squops_made.is_empty() && t.shot.squops_broken.is_empty(), "{:?}", t.shot);
+        assert_eq!(t.shot.moved.iter().map(|m| m.id.as_str()).collect::<Vec<_>>(), ["b1"]);
+        assert!(t.shot.potted.is_empty(), "r2 did not go into the pot: {:?}", t.shot);
+        assert!(t.shot.inferred.contains(&Inferred { id: "r2".into(), under: IN_PLACE.into() }));
+        let r2 = t.position.winks.iter().find(|w| w.id == "r2").ok_or("r2 kept")?;
+        assert_eq!((r2.state, r2.centre_mm), (InPlay, Some(r2_place)));
         Ok(())
     }
 

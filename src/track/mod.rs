@@ -10,9 +10,10 @@
 pub mod annotate;
 pub mod diff;
 pub mod events;
+pub mod run;
 pub mod settle;
 
-use crate::analyze::{analyze_frame, AnalyzeError, AnalyzeOptions};
+use crate::analyze::{analyze_frame, Analysis, AnalyzeError, AnalyzeOptions};
 use crate::calibrate::{self, lens::Lens, CalibrateError, CalibrateOptions, Calibration};
 use crate::capture::Frame;
 use crate::report::position::{Position, Source};
@@ -28,8 +29,8 @@ pub trait Analyser {
     fn calibrate(&mut self, frame: &Mat) -> Result<Calibration, CalibrateError>;
     /// Whether `cal` still fits `frame` (a cheap check).
     fn still_fits(&mut self, frame: &Mat, cal: &Calibration) -> Result<bool, CalibrateError>;
-    /// The position in a settled frame.
-    fn analyse(&mut self, frame: &Mat, cal: &Calibration, source: Source) -> Result<Position, AnalyzeError>;
+    /// The position in a settled frame, with what it was made from.
+    fn analyse(&mut self, frame: &Mat, cal: &Calibration, source: Source) -> Result<Analysis, AnalyzeError>;
 }
 
 /// The real pipeline: [`calibrate::calibrate_frame`], [`calibrate::check_fit`] and
@@ -49,12 +50,12 @@ impl Analyser for Referee {
     fn still_fits(&mut self, frame: &Mat, cal: &Calibration) -> Result<bool, CalibrateError> {
         Ok(calibrate::check_fit(frame, cal)?.fits())
     }
-    fn analyse(&mut self, frame: &Mat, cal: &Calibration, source: Source) -> Result<Position, AnalyzeError> {
+    fn analyse(&mut self, frame: &Mat, cal: &Calibration, source: Source) -> Result<Analysis, AnalyzeError> {
         let mut opts = AnalyzeOptions::new(self.ruleset);
         opts.calibration = Some(cal.clone());
         opts.lens = self.lens.clone();
         opts.source = source;
-        Ok(analyze_frame(frame, &opts)?.position)
+        analyze_frame(frame, &opts)
     }
 }
 
@@ -112,7 +113,8 @@ pub struct Tracker<A: Analyser> {
     small: SmallFrame,
     calibration: Option<Calibration>,
     cal_state: CalState,
-    position: Option<Position>,
+    /// The analysis of the current settled position, its position the tracked one.
+    analysis: Option<Analysis>,
     stats: TrackStats,
     warnings: Vec<String>,
 }
@@ -129,7 +131,7 @@ impl<A: Analyser> Tracker<A> {
             small: SmallFrame::default(),
             calibration,
             cal_state: CalState::Unknown,
-            position: None,
+            analysis: None,
             stats: TrackStats::default(),
             warnings: Vec::new(),
         }
@@ -137,7 +139,13 @@ impl<A: Analyser> Tracker<A> {
 
     /// The current settled position (tracked), if any.
     pub fn current(&self) -> Option<&Position> {
-        self.position.as_ref()
+        self.analysis.as_ref().map(|a| &a.position)
+    }
+
+    /// The analysis behind the current settled position (its detections renamed to the tracked
+    /// ids, its position the tracked one), for drawing the referee's view over the footage.
+    pub fn current_analysis(&self) -> Option<&Analysis> {
+        self.analysis.as_ref()
     }
 
     /// The calibration in use, if any.
@@ -276,24 +284,39 @@ impl<A: Analyser> Tracker<A> {
             extra: Default::default(),
         };
         let analysed = self.analyser.analyse(&frame.image, cal, source);
+        // Where the picture changed since the last settle (before this frame becomes the new
+        // reference): a wink the detector missed this time where nothing changed is still there.
+        let change = self.detector.changed_since_reference(&self.small);
         // Either way this still scene has been dealt with: the next settle needs motion first.
         self.detector.accept(&self.small);
-        let position = match analysed {
-            Ok(p) => p,
+        let mut analysis = match analysed {
+            Ok(a) => a,
             Err(e) => {
                 self.stats.analysis_failed += 1;
                 self.warnings.push(format!("frame {}: analysis failed: {e}", frame.index));
                 return;
             }
         };
-        let tracked = match diff::track(self.position.as_ref(), &position, self.opts.ruleset) {
+        let (w, h, cal) = (self.small.width, self.small.height, &self.calibration);
+        let unchanged = |p: crate::geometry::MatPoint, r_mm: f64| -> bool {
+            let (Some(change), Some(cal)) = (&change, cal) else { return false };
+            let (Some(c), Some(e)) = (cal.mat_to_image(p), cal.mat_to_image(p + crate::geometry::MatPoint::new(r_mm, 0.0))) else { return false };
+            change.clear_around(c, c.distance(e), factor, w, h)
+        };
+        let tracked = match diff::track(self.current(), &analysis.position, self.opts.ruleset, &unchanged) {
             Ok(t) => t,
             Err(e) => {
                 self.warnings.push(format!("frame {}: tracking failed, ids start afresh: {e}", frame.index));
-                diff::Tracked { new_flags: position.flags.clone(), position, shot: diff::Shot::default() }
+                let ids = analysis.position.winks.iter().map(|w| (w.id.clone(), w.id.clone())).collect();
+                diff::Tracked { new_flags: analysis.position.flags.clone(), position: analysis.position.clone(), shot: diff::Shot::default(), ids }
             }
         };
-        let had_previous = self.position.is_some();
+        for f in &mut analysis.detections.found {
+            if let Some(id) = tracked.ids.get(&f.id) {
+                f.id.clone_from(id);
+            }
+        }
+        let had_previous = self.analysis.is_some();
         out.push(Event::new(frame.index, frame.t_s, EventKind::Settled { position: Box::new(tracked.position.clone()) }));
         if had_previous {
             out.push(Event::new(frame.index, frame.t_s, EventKind::Shot(tracked.shot)));
@@ -301,7 +324,8 @@ impl<A: Analyser> Tracker<A> {
         for flag in tracked.new_flags {
             out.push(Event::new(frame.index, frame.t_s, EventKind::Flag { flag }));
         }
-        self.position = Some(tracked.position);
+        analysis.position = tracked.position;
+        self.analysis = Some(analysis);
         self.stats.settled += 1;
     }
 }
@@ -312,7 +336,7 @@ mod tests {
     use crate::geometry::{MatSpec, PixelPoint};
 
     /// A calibration of a 1828.8 × 914.4 mm mat filling a 320 × 180 frame's middle.
-    fn flat_calibration(w: u32, h: u32) -> Result<Calibration, Box<dyn std::error::Error>> {
+    pub(crate) fn flat_calibration(w: u32, h: u32) -> Result<Calibration, Box<dyn std::error::Error>> {
         let mat = MatSpec::STANDARD;
         let corners = [PixelPoint::new(20.0, 20.0), PixelPoint::new(300.0, 20.0), PixelPoint::new(300.0, 160.0), PixelPoint::new(20.0, 160.0)];
         let g = calibrate::fit::homography_from_4(&mat.corners(), &corners).ok_or("homography")?;
@@ -351,10 +375,10 @@ mod tests {
             let felt = frame.at_2d::<opencv::core::Vec3b>(22, 22).map(|p| p[1] == 120).unwrap_or(false);
             Ok(self.fits && felt)
         }
-        fn analyse(&mut self, _frame: &Mat, _cal: &Calibration, source: Source) -> Result<Position, AnalyzeError> {
+        fn analyse(&mut self, _frame: &Mat, cal: &Calibration, source: Source) -> Result<Analysis, AnalyzeError> {
             self.analysed.push(source.frame.unwrap_or(0));
-            let p = Position { source: Some(source), ..Position::of_winks(Vec::new(), Vec::new()) };
-            Ok(p)
+            let position = Position { source: Some(source), ..Position::of_winks(Vec::new(), Vec::new()) };
+            Ok(Analysis { position, calibration: cal.clone(), detections: Default::default() })
         }
     }
 

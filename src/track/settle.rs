@@ -212,6 +212,27 @@ pub struct Change {
     pub gain: [f32; 3],
 }
 
+impl Change {
+    /// Whether no cell changed round a point of the frame: the cells within `radius_px` of
+    /// `centre` (frame pixels) and one more all round (a wink's shadow and blur), for cells of
+    /// `factor` pixels in a grid `width` × `height`. `false` when the point is off the grid.
+    pub fn clear_around(&self, centre: PixelPoint, radius_px: f64, factor: i32, width: usize, height: usize) -> bool {
+        let f = factor.max(1) as f64;
+        let reach = (radius_px / f).ceil() as i64 + 1;
+        let (cx, cy) = (((centre.x + 0.5) / f).floor() as i64, ((centre.y + 0.5) / f).floor() as i64);
+        let mut inside = 0;
+        for y in (cy - reach).max(0)..=(cy + reach).min(height as i64 - 1) {
+            for x in (cx - reach).max(0)..=(cx + reach).min(width as i64 - 1) {
+                inside += 1;
+                if self.changed.get(y as usize * width + x as usize).copied().unwrap_or(true) {
+                    return false;
+                }
+            }
+        }
+        inside > 0
+    }
+}
+
 /// Median of `v` (reordered), 0 when empty.
 fn median(v: &mut [f32]) -> f32 {
     if v.is_empty() {
@@ -551,6 +572,12 @@ impl SettleDetector {
         }
     }
 
+    /// The cells of `small` that differ from the last settled frame (`None` without one).
+    pub fn changed_since_reference(&self, small: &SmallFrame) -> Option<Change> {
+        let (reference, region) = (self.reference.as_ref()?, self.region.as_ref()?);
+        (reference.width == small.width && reference.height == small.height && region.width == small.width).then(|| compare(reference, small, region, &self.opts))
+    }
+
     /// The candidate was accepted as a settled position: it becomes the reference.
     pub fn accept(&mut self, small: &SmallFrame) {
         self.phase = Phase::Settled;
@@ -671,6 +698,19 @@ mod tests {
         // With no earlier settled frame the felt test catches it too.
         let f = scene(&mut rng, 160, 90, 1.0, &[(80.0, 45.0, 18.0, skin)]);
         assert!(matches!(nothing_foreign(&f, &region(160, 90), &SettleOptions::default()), Presence::Foreign { .. }));
+    }
+
+    #[test]
+    fn clear_around_sees_a_changed_cell_near_and_not_far() {
+        let (w, h) = (20, 10);
+        let mut changed = vec![false; w * h];
+        changed[5 * w + 10] = true;
+        let change = Change { changed, count: 1, threshold: 12.0, gain: [1.0; 3] };
+        // Cells of 4 px: the changed cell covers pixels 40-43 across, 20-23 down.
+        assert!(!change.clear_around(PixelPoint::new(41.0, 21.0), 3.0, 4, w, h));
+        assert!(!change.clear_around(PixelPoint::new(50.0, 21.0), 3.0, 4, w, h), "one cell of slack round the footprint");
+        assert!(change.clear_around(PixelPoint::new(70.0, 21.0), 3.0, 4, w, h));
+        assert!(!change.clear_around(PixelPoint::new(-100.0, -100.0), 3.0, 4, w, h), "off the grid is not known to be clear");
     }
 
     #[test]
