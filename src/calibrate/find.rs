@@ -99,8 +99,11 @@ pub fn rough(bgr: &Mat) -> Result<Rough, CalibrateError> {
     };
     let diff = |a: [f64; 3], b: [f64; 3]| ((LIGHTNESS_WEIGHT * (a[0] - b[0])).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt();
     // Rays from the frame's centre, or, when something lies on it (a hand, the pot), from
-    // felt-coloured points round it: the origin whose rays enclose most felt wins.
-    let r_start = 0.02 * sw as f64;
+    // felt-coloured points round it: the origin whose rays enclose most felt wins (every origin is
+    // tried: one beside the pot or a wink sees part of the mat's outline hidden). Every ray walks
+    // from its origin: an origin may lie close to the mat's edge (the pot at the frame's centre
+    // moves it off), and a ray that started beyond the edge would put an outline point out on the
+    // table (a bulge that drags a side's line off the edge and outgrows the true outline's area).
     let cast = |cx: f64, cy: f64| -> (Vec<(f64, f64)>, usize) {
         let mut pts: Vec<(f64, f64)> = Vec::new();
         let mut escaped = 0;
@@ -108,7 +111,7 @@ pub fn rough(bgr: &Mat) -> Result<Rough, CalibrateError> {
             let ang = k as f64 / RAYS as f64 * std::f64::consts::TAU;
             let (dx, dy) = (ang.cos(), ang.sin());
             let mut reference = felt;
-            let mut r = r_start;
+            let mut r = 1.0;
             let mut hit = None;
             while let Some(c) = at(cx + dx * r, cy + dy * r) {
                 if diff(c, reference) > STEP_LAB {
@@ -145,10 +148,6 @@ pub fn rough(bgr: &Mat) -> Result<Rough, CalibrateError> {
         let area = if pts.len() >= 3 { polygon_area(&pts) } else { 0.0 };
         if best.as_ref().is_none_or(|b| area > b.0) {
             best = Some((area, pts, escaped));
-        }
-        // A clean start from the centre is the usual case: no need to look further.
-        if ox == 0.0 && oy == 0.0 && escaped == 0 && area > 0.2 * (sw * sh) as f64 {
-            break;
         }
     }
     let Some((_, pts, escaped)) = best else {
@@ -375,4 +374,28 @@ fn quad(lines: &[(Line, Vec<(f64, f64)>)], pts: &[(f64, f64)]) -> Option<[(f64, 
         return None;
     }
     Some(corners)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use opencv::core::{Point, Scalar, Vector, CV_8UC3};
+
+    /// A felt rectangle on a dark table, the pot on the frame's centre, and a side of the mat
+    /// passing a few pixels from one of the other ray origins: the outline must be the rectangle's.
+    #[test]
+    fn an_origin_beside_the_mats_edge_does_not_bend_the_outline() {
+        let mut img = Mat::new_rows_cols_with_default(360, 640, CV_8UC3, Scalar::new(50.0, 50.0, 50.0, 0.0)).expect("image");
+        let (x0, y0, x1, y1) = (60, 40, 400, 330);
+        let quad: Vector<Point> = Vector::from_iter([Point::new(x0, y0), Point::new(x1, y0), Point::new(x1, y1), Point::new(x0, y1)]);
+        let polys: Vector<Vector<Point>> = Vector::from_iter([quad]);
+        imgproc::fill_poly(&mut img, &polys, Scalar::new(150.0, 130.0, 110.0, 0.0), imgproc::LINE_8, 0, Point::new(0, 0)).expect("mat");
+        imgproc::circle(&mut img, Point::new(320, 180), 14, Scalar::new(40.0, 40.0, 160.0, 0.0), -1, imgproc::LINE_8, 0).expect("pot");
+        let r = rough(&img).expect("found");
+        let truth = [(x0, y0), (x1, y0), (x1, y1), (x0, y1)].map(|(x, y)| PixelPoint::new(x as f64, y as f64));
+        for c in truth {
+            let d = r.corners.iter().map(|p| p.distance(c)).fold(f64::INFINITY, f64::min);
+            assert!(d < 3.0, "corner {c:?} missed by {d:.1} px: {:?}", r.corners);
+        }
+    }
 }
