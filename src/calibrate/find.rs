@@ -104,11 +104,11 @@ pub fn rough(bgr: &Mat) -> Result<Rough, CalibrateError> {
     // from its origin: an origin may lie close to the mat's edge (the pot at the frame's centre
     // moves it off), and a ray that started beyond the edge would put an outline point out on the
     // table (a bulge that drags a side's line off the edge and outgrows the true outline's area).
-    let cast = |cx: f64, cy: f64| -> (Vec<(f64, f64)>, usize) {
+    let cast = |cx: f64, cy: f64, rays: usize| -> (Vec<(f64, f64)>, usize) {
         let mut pts: Vec<(f64, f64)> = Vec::new();
         let mut escaped = 0;
-        for k in 0..RAYS {
-            let ang = k as f64 / RAYS as f64 * std::f64::consts::TAU;
+        for k in 0..rays {
+            let ang = k as f64 / rays as f64 * std::f64::consts::TAU;
             let (dx, dy) = (ang.cos(), ang.sin());
             let mut reference = felt;
             let mut r = 1.0;
@@ -136,23 +136,25 @@ pub fn rough(bgr: &Mat) -> Result<Rough, CalibrateError> {
         }
         (pts, escaped)
     };
-    // (area enclosed, outline points, rays that ran off the frame)
-    type Cast = (f64, Vec<(f64, f64)>, usize);
+    // (area enclosed, origin, rays that ran off the frame)
+    type Cast = (f64, (f64, f64), usize);
     let mut best: Option<Cast> = None;
     for (ox, oy) in [(0.0, 0.0), (0.15, 0.0), (-0.15, 0.0), (0.0, 0.15), (0.0, -0.15), (0.12, 0.12), (-0.12, 0.12), (0.12, -0.12), (-0.12, -0.12)] {
         let (cx, cy) = (sw as f64 * (0.5 + ox), sh as f64 * (0.5 + oy));
         if at(cx, cy).is_none_or(|c| diff(c, felt) > STEP_LAB) {
             continue;
         }
-        let (pts, escaped) = cast(cx, cy);
+        // The origins are compared on a quarter of the rays; the winner casts them all.
+        let (pts, escaped) = cast(cx, cy, RAYS / 4);
         let area = if pts.len() >= 3 { polygon_area(&pts) } else { 0.0 };
         if best.as_ref().is_none_or(|b| area > b.0) {
-            best = Some((area, pts, escaped));
+            best = Some((area, (cx, cy), escaped));
         }
     }
-    let Some((_, pts, escaped)) = best else {
+    let Some((_, (cx, cy), _)) = best else {
         return Err(CalibrateError::NoMat { why: "nothing felt-coloured round the frame's centre".into() });
     };
+    let (pts, escaped) = cast(cx, cy, RAYS);
     // Most rays running off the frame without meeting an edge: no mat round the centre; some:
     // the mat runs off the frame there.
     if escaped as f64 > 0.7 * RAYS as f64 {
