@@ -99,16 +99,19 @@ pub fn rough(bgr: &Mat) -> Result<Rough, CalibrateError> {
     };
     let diff = |a: [f64; 3], b: [f64; 3]| ((LIGHTNESS_WEIGHT * (a[0] - b[0])).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt();
     // Rays from the frame's centre, or, when something lies on it (a hand, the pot), from
-    // felt-coloured points round it: the origin whose rays enclose most felt wins.
-    let r_start = 0.02 * sw as f64;
-    let cast = |cx: f64, cy: f64| -> (Vec<(f64, f64)>, usize) {
+    // felt-coloured points round it: the origin whose rays enclose most felt wins (every origin is
+    // tried: one beside the pot or a wink sees part of the mat's outline hidden). Every ray walks
+    // from its origin: an origin may lie close to the mat's edge (the pot at the frame's centre
+    // moves it off), and a ray that started beyond the edge would put an outline point out on the
+    // table (a bulge that drags a side's line off the edge and outgrows the true outline's area).
+    let cast = |cx: f64, cy: f64, rays: usize| -> (Vec<(f64, f64)>, usize) {
         let mut pts: Vec<(f64, f64)> = Vec::new();
         let mut escaped = 0;
-        for k in 0..RAYS {
-            let ang = k as f64 / RAYS as f64 * std::f64::consts::TAU;
+        for k in 0..rays {
+            let ang = k as f64 / rays as f64 * std::f64::consts::TAU;
             let (dx, dy) = (ang.cos(), ang.sin());
             let mut reference = felt;
-            let mut r = r_start;
+            let mut r = 1.0;
             let mut hit = None;
             while let Some(c) = at(cx + dx * r, cy + dy * r) {
                 if diff(c, reference) > STEP_LAB {
@@ -133,27 +136,25 @@ pub fn rough(bgr: &Mat) -> Result<Rough, CalibrateError> {
         }
         (pts, escaped)
     };
-    // (area enclosed, outline points, rays that ran off the frame)
-    type Cast = (f64, Vec<(f64, f64)>, usize);
+    // (area enclosed, origin, rays that ran off the frame)
+    type Cast = (f64, (f64, f64), usize);
     let mut best: Option<Cast> = None;
     for (ox, oy) in [(0.0, 0.0), (0.15, 0.0), (-0.15, 0.0), (0.0, 0.15), (0.0, -0.15), (0.12, 0.12), (-0.12, 0.12), (0.12, -0.12), (-0.12, -0.12)] {
         let (cx, cy) = (sw as f64 * (0.5 + ox), sh as f64 * (0.5 + oy));
         if at(cx, cy).is_none_or(|c| diff(c, felt) > STEP_LAB) {
             continue;
         }
-        let (pts, escaped) = cast(cx, cy);
+        // The origins are compared on a quarter of the rays; the winner casts them all.
+        let (pts, escaped) = cast(cx, cy, RAYS / 4);
         let area = if pts.len() >= 3 { polygon_area(&pts) } else { 0.0 };
         if best.as_ref().is_none_or(|b| area > b.0) {
-            best = Some((area, pts, escaped));
-        }
-        // A clean start from the centre is the usual case: no need to look further.
-        if ox == 0.0 && oy == 0.0 && escaped == 0 && area > 0.2 * (sw * sh) as f64 {
-            break;
+            best = Some((area, (cx, cy), escaped));
         }
     }
-    let Some((_, pts, escaped)) = best else {
+    let Some((_, (cx, cy), _)) = best else {
         return Err(CalibrateError::NoMat { why: "nothing felt-coloured round the frame's centre".into() });
     };
+    let (pts, escaped) = cast(cx, cy, RAYS);
     // Most rays running off the frame without meeting an edge: no mat round the centre; some:
     // the mat runs off the frame there.
     if escaped as f64 > 0.7 * RAYS as f64 {
@@ -375,4 +376,29 @@ fn quad(lines: &[(Line, Vec<(f64, f64)>)], pts: &[(f64, f64)]) -> Option<[(f64, 
         return None;
     }
     Some(corners)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use opencv::core::{Point, Scalar, Vector, CV_8UC3};
+
+    /// A felt rectangle on a dark table with something dark (the pot, a hand) just beside the
+    /// frame's centre: the rays from the centre see little of the mat's right side, and the outline
+    /// must still be the rectangle's (another origin sees the whole mat).
+    #[test]
+    fn something_beside_the_centre_does_not_hide_a_side() {
+        let mut img = Mat::new_rows_cols_with_default(360, 640, CV_8UC3, Scalar::new(50.0, 50.0, 50.0, 0.0)).expect("image");
+        let (x0, y0, x1, y1) = (40, 30, 600, 330);
+        let quad: Vector<Point> = Vector::from_iter([Point::new(x0, y0), Point::new(x1, y0), Point::new(x1, y1), Point::new(x0, y1)]);
+        let polys: Vector<Vector<Point>> = Vector::from_iter([quad]);
+        imgproc::fill_poly(&mut img, &polys, Scalar::new(150.0, 130.0, 110.0, 0.0), imgproc::LINE_8, 0, Point::new(0, 0)).expect("mat");
+        imgproc::circle(&mut img, Point::new(352, 180), 26, Scalar::new(40.0, 40.0, 160.0, 0.0), -1, imgproc::LINE_8, 0).expect("pot");
+        let r = rough(&img).expect("found");
+        let truth = [(x0, y0), (x1, y0), (x1, y1), (x0, y1)].map(|(x, y)| PixelPoint::new(x as f64, y as f64));
+        for c in truth {
+            let d = r.corners.iter().map(|p| p.distance(c)).fold(f64::INFINITY, f64::min);
+            assert!(d < 3.0, "corner {c:?} missed by {d:.1} px: {:?}", r.corners);
+        }
+    }
 }

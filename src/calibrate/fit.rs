@@ -49,6 +49,8 @@ pub struct Fit {
     pub kept: usize,
     /// Points given.
     pub total: usize,
+    /// Points kept on each line of the fit's line list.
+    pub kept_per_line: Vec<usize>,
 }
 
 struct Problem<'a> {
@@ -209,7 +211,11 @@ pub fn fit(
             l2: if n_lens == 2 { x[1] } else { 0.0 },
         },
     };
-    Some(Fit { img_from_mat: g, lens, rms_px: rms, kept: pts.len(), total })
+    let mut kept_per_line = vec![0; lines.len()];
+    for p in &pts {
+        kept_per_line[p.2] += 1;
+    }
+    Some(Fit { img_from_mat: g, lens, rms_px: rms, kept: pts.len(), total, kept_per_line })
 }
 
 /// Applies a homography to a mat point.

@@ -30,6 +30,10 @@ pub const MAX_RMS_PX: f64 = 1.5;
 const MAX_TILT_DEG: f64 = 45.0;
 /// Least share of the edge samples that must agree with the final fit.
 const MIN_KEPT_FRACTION: f64 = 0.5;
+/// Least edge points every side of the mat must keep in each fit: with a side unmeasured, the
+/// homography and the lens together can fit the other sides' points well and still put the
+/// corners anywhere.
+const MIN_SIDE_POINTS: usize = 12;
 
 /// How the mat frame's +x end was chosen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -173,6 +177,7 @@ pub fn calibrate_frame(bgr: &Mat, opts: &CalibrateOptions) -> Result<Calibration
         }
     }
     let f1 = fit::fit(&pts, &lines, &g0, &lens0, lens_fit, w, h, 1.0, 2).ok_or_else(|| CalibrateError::NoFit { why: "too few edge points".into() })?;
+    every_side_measured(&f1)?;
 
     // Pass 2: along the fitted (curved) edges, close in; and across the baselines.
     let mut pts = edge_points(&img, &f1, &mat, 5.0);
@@ -188,6 +193,7 @@ pub fn calibrate_frame(bgr: &Mat, opts: &CalibrateOptions) -> Result<Calibration
         all_lines.push(MatLine { a: b.segment.a, b: b.segment.b });
     }
     let f2 = fit::fit(&pts, &all_lines, &f1.img_from_mat, &f1.lens, lens_fit, w, h, 0.5, 3).ok_or_else(|| CalibrateError::NoFit { why: "too few edge points".into() })?;
+    every_side_measured(&f2)?;
     if f2.rms_px > MAX_RMS_PX || (f2.kept as f64) < MIN_KEPT_FRACTION * f2.total as f64 {
         return Err(CalibrateError::NoFit { why: format!("the edges do not fit a mat ({:.1} px RMS, {} of {} points)", f2.rms_px, f2.kept, f2.total) });
     }
@@ -237,6 +243,14 @@ pub fn calibrate_frame(bgr: &Mat, opts: &CalibrateOptions) -> Result<Calibration
         baseline_points,
         felt_lab,
     })
+}
+
+/// Refuses a fit in which some side of the mat kept too few edge points to be measured.
+fn every_side_measured(f: &fit::Fit) -> Result<(), CalibrateError> {
+    match f.kept_per_line.iter().take(4).position(|&n| n < MIN_SIDE_POINTS) {
+        Some(k) => Err(CalibrateError::NoFit { why: format!("side {} of the mat shows no clear edge ({} points)", k + 1, f.kept_per_line[k]) }),
+        None => Ok(()),
+    }
 }
 
 /// The colour each corner's unplayed winks have, clockwise seen from above from (−X,+Y) (5.2).

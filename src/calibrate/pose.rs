@@ -14,12 +14,18 @@ pub enum FocalSource {
     Lens,
     /// The homography's perspective (the camera is tilted enough to show it).
     Homography,
-    /// A typical webcam's field of view: the camera is too nearly overhead for the homography to
-    /// tell, and no lens calibration was given.
+    /// A table camera's usual height (the middle of [`TABLE_CAMERA_HEIGHT_MM`]): the camera is too
+    /// nearly overhead for the homography to tell its focal length, and no lens calibration was
+    /// given. The mat's size in the picture then gives the focal length that puts the camera at
+    /// that height.
     Prior,
 }
 
-/// A typical webcam's focal length as a share of the frame's larger side (about 70° across).
+/// How high a table camera looks down on the mat, in mm: overhead at 1.3–1.8 m (the domain's
+/// figures). Without a lens calibration, a camera nearly overhead is put half way.
+pub const TABLE_CAMERA_HEIGHT_MM: [f64; 2] = [1300.0, 1800.0];
+/// A typical webcam's focal length as a share of the frame's larger side (about 70° across): the
+/// last resort when no focal length puts the camera at a table camera's height.
 pub const PRIOR_FOCAL_PER_WIDTH: f64 = 0.72;
 /// Below this tilt off vertical the homography does not pin the focal length down, in degrees.
 const MIN_TILT_FOR_FOCAL_DEG: f64 = 4.0;
@@ -39,6 +45,11 @@ pub struct CameraPose {
     pub r_cam_from_mat: [[f64; 3]; 3],
     /// Tilt of the optical axis off vertical, in degrees.
     pub tilt_deg: f64,
+    /// One standard deviation of the height, in mm: how well the evidence pins the camera's
+    /// distance down (a uniform spread over [`TABLE_CAMERA_HEIGHT_MM`] for the prior). Files
+    /// written before this field read as 0.
+    #[serde(default)]
+    pub height_sigma_mm: f64,
 }
 
 impl CameraPose {
@@ -68,6 +79,14 @@ impl CameraPose {
         CameraPose { centre_mm: [-x, -y, z], r_cam_from_mat: r, ..*self }
     }
 
+    /// One standard deviation of the parallax correction of a point `h_mm` above the mat whose
+    /// ray meets the mat at `on_mat`, in mm, from the uncertainty of the camera's height alone
+    /// (the correction is (nadir − p)·h/H; a nadir that moves with the height is not counted).
+    pub fn parallax_sigma_mm(&self, on_mat: MatPoint, h_mm: f64) -> f64 {
+        let hh = self.height_mm();
+        (self.nadir() - on_mat).norm() * h_mm * self.height_sigma_mm / (hh * hh)
+    }
+
     /// The ideal (undistorted) pixel of mat point `p` at height `z_mm`.
     pub fn project(&self, p: MatPoint, z_mm: f64) -> Option<PixelPoint> {
         let r = Matrix3::from_fn(|i, j| self.r_cam_from_mat[i][j]);
@@ -83,25 +102,67 @@ impl CameraPose {
 pub fn pose(img_from_mat: &Matrix3<f64>, principal: PixelPoint, width: u32, height: u32, focal: Option<f64>) -> Option<CameraPose> {
     let t = Matrix3::new(1.0, 0.0, -principal.x, 0.0, 1.0, -principal.y, 0.0, 0.0, 1.0);
     let g = t * img_from_mat;
-    let prior = PRIOR_FOCAL_PER_WIDTH * width.max(height) as f64;
+    let webcam = PRIOR_FOCAL_PER_WIDTH * width.max(height) as f64;
+    let [h_lo, h_hi] = TABLE_CAMERA_HEIGHT_MM;
+    // Uniform over the table camera's range.
+    let prior_sigma = (h_hi - h_lo) / 12f64.sqrt();
+    let at_height = || focal_for_height(&g, 0.5 * (h_lo + h_hi), webcam).unwrap_or(webcam);
     let (f, source) = match focal {
         Some(f) => (f, FocalSource::Lens),
         None => match estimate_focal(&g) {
-            Some(f) if (0.2 * prior..5.0 * prior).contains(&f) => {
+            Some(f) if (0.2 * webcam..5.0 * webcam).contains(&f) => {
                 let p = decompose(&g, f)?;
-                if p.tilt_deg >= MIN_TILT_FOR_FOCAL_DEG {
+                // A perspective too weak to read puts the camera implausibly far (or near):
+                // then the table camera's height is the better guess.
+                let plausible = (h_lo / PLAUSIBLE_HEIGHT_FACTOR..h_hi * PLAUSIBLE_HEIGHT_FACTOR).contains(&p.height_mm());
+                if p.tilt_deg >= MIN_TILT_FOR_FOCAL_DEG && plausible {
                     (f, FocalSource::Homography)
                 } else {
-                    (prior, FocalSource::Prior)
+                    (at_height(), FocalSource::Prior)
                 }
             }
-            _ => (prior, FocalSource::Prior),
+            _ => (at_height(), FocalSource::Prior),
         },
     };
     let mut p = decompose(&g, f)?;
     p.focal_source = source;
     p.principal_px = [principal.x, principal.y];
+    p.height_sigma_mm = match source {
+        // calibrateCamera's focal length is good to a fraction of a per cent.
+        FocalSource::Lens => LENS_HEIGHT_SHARE * p.height_mm(),
+        FocalSource::Homography => HOMOGRAPHY_HEIGHT_SHARE * p.height_mm(),
+        FocalSource::Prior => prior_sigma,
+    };
     Some(p)
+}
+
+/// How far outside [`TABLE_CAMERA_HEIGHT_MM`] (as a factor) a height read from the homography is
+/// still believed.
+const PLAUSIBLE_HEIGHT_FACTOR: f64 = 1.5;
+/// Relative uncertainty of the camera's height with a chessboard-calibrated focal length.
+const LENS_HEIGHT_SHARE: f64 = 0.003;
+/// Relative uncertainty of the camera's height with the focal length from the homography's
+/// perspective (a camera tilted by at least [`MIN_TILT_FOR_FOCAL_DEG`]).
+const HOMOGRAPHY_HEIGHT_SHARE: f64 = 0.05;
+
+/// The focal length (pixels) that puts the camera `height_mm` above the mat for this homography:
+/// for a camera nearly overhead the mat's size in the picture fixes focal length / height, so the
+/// height is nearly proportional to the focal length; a few secant steps from `start`.
+fn focal_for_height(g: &Matrix3<f64>, height_mm: f64, start: f64) -> Option<f64> {
+    let mut f = start;
+    for _ in 0..8 {
+        let h = decompose(g, f)?.height_mm();
+        if !(h.is_finite() && h > 0.0) {
+            return None;
+        }
+        let next = f * height_mm / h;
+        if (next - f).abs() < 1e-6 * f {
+            return Some(next);
+        }
+        f = next;
+    }
+    let h = decompose(g, f)?.height_mm();
+    ((h - height_mm).abs() < 0.01 * height_mm).then_some(f)
 }
 
 /// Zhang's constraints for square pixels and a known principal point: the homography's first two
@@ -145,6 +206,7 @@ fn decompose(g: &Matrix3<f64>, f: f64) -> Option<CameraPose> {
         centre_mm: [centre.x, centre.y, centre.z],
         r_cam_from_mat: [[r[(0, 0)], r[(0, 1)], r[(0, 2)]], [r[(1, 0)], r[(1, 1)], r[(1, 2)]], [r[(2, 0)], r[(2, 1)], r[(2, 2)]]],
         tilt_deg,
+        height_sigma_mm: 0.0,
     })
 }
 
@@ -210,5 +272,11 @@ mod tests {
         let cam = camera(Point3::new(20.0, -10.0, 1500.0));
         let p = pose(&homography(&cam), PixelPoint::new(960.0, 540.0), 1920, 1080, None).expect("pose");
         assert_eq!(p.focal_source, FocalSource::Prior);
+        // ... and puts the camera half way up a table camera's range, saying how unsure that is.
+        assert!((p.height_mm() - 1550.0).abs() < 1.0, "{}", p.height_mm());
+        assert!((p.height_sigma_mm - 500.0 / 12f64.sqrt()).abs() < 1e-6);
+        // A point 3 mm up at a mat corner: the correction's uncertainty is r·h·σH/H².
+        let s = p.parallax_sigma_mm(MatPoint::new(914.4, 457.2), 3.0);
+        assert!((0.1..0.3).contains(&s), "{s}");
     }
 }

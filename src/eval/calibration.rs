@@ -45,6 +45,11 @@ pub struct FrameResult {
     pub parallax_only_max_mm: Option<f64>,
     /// How far the pot's rim was found from where the calibration puts it, in pixels.
     pub pot_offset_px: Option<f64>,
+    /// The camera's height above the mat: the truth's, the calibration's and its stated
+    /// one-sigma uncertainty, in mm; and where the calibration's focal length came from.
+    pub height_mm: Option<(f64, f64, f64, String)>,
+    /// Pixels per mm at the mat's centre (the frame's scale).
+    pub px_per_mm: Option<f64>,
 }
 
 /// Calibrates every case and measures it against the truth.
@@ -78,6 +83,8 @@ fn one(case: &Case, mat: MatSpec, lens: Option<Lens>) -> FrameResult {
         parallax_max_mm: None,
         parallax_only_max_mm: None,
         pot_offset_px: None,
+        height_mm: None,
+        px_per_mm: None,
     };
     let img = match load_image(&case.image) {
         Ok(i) => i,
@@ -98,6 +105,11 @@ fn one(case: &Case, mat: MatSpec, lens: Option<Lens>) -> FrameResult {
     };
     r.rms_px = Some(cal.rms_px);
     r.pot_offset_px = cal.pot_check.map(|(_, d)| d);
+    r.height_mm = cal.camera.as_ref().map(|c| (cam.pose.centre_mat().z, c.height_mm(), c.height_sigma_mm, format!("{:?}", c.focal_source).to_lowercase()));
+    r.px_per_mm = match (cal.mat_to_image(MatPoint::new(-50.0, 0.0)), cal.mat_to_image(MatPoint::new(50.0, 0.0))) {
+        (Some(a), Some(b)) => Some(a.distance(b) / 100.0),
+        _ => None,
+    };
     // The mat frame's +x end is the program's choice: compare under the half turn that fits.
     let mut best: Option<(f64, Vec<f64>, bool)> = None;
     for flip in [false, true] {
