@@ -1,7 +1,9 @@
 //! Between two settled positions: which wink is which, and what the shot did.
 //!
-//! Identities: winks are interchangeable within a colour and size (each colour has 2 large and 4
-//! small), so the winks of each (colour, size) group in the new position are assigned to those of
+//! Identities: a wink found within a few millimetres of an old one of its colour is that wink (it
+//! did not move; its size may have been read the other way). The others are interchangeable
+//! within a colour and size (each colour has 2 large and 4 small), so the winks of each
+//! (colour, size) group in the new position are assigned to those of
 //! the old one by the *exact* minimum total distance moved, among assignments that match as many
 //! winks as possible. Usually one to three winks move in a shot and the rest stay within a
 //! millimetre, so the minimum-distance assignment keeps every resting wink's id and gives the
@@ -27,6 +29,8 @@ use std::collections::{BTreeSet, HashMap};
 /// Least displacement of a footprint that counts as moved, in mm (well above the detector's
 /// repeatability on a resting wink, well below any shot).
 pub const MOVE_MIN_MM: f64 = 3.0;
+/// What reading a wink as the other size costs in the assignment, in mm of movement.
+const SIZE_CHANGE_MM: f64 = 250.0;
 /// Stand-in distance between a wink whose place is unknown and one whose place is known, in mm.
 const UNKNOWN_PLACE_MM: f64 = 500.0;
 /// Largest group the exact assignment handles; larger ones (a detector gone wrong) are matched
@@ -185,17 +189,44 @@ fn assign(costs: &[Vec<f64>], columns: usize) -> Vec<usize> {
     out
 }
 
-/// Matches the new winks to the old ones within each (colour, size) group. Returns, for each new
+/// Matches the new winks to the old ones: resting winks by place, the rest within each colour.
+/// Returns, for each new
 /// wink, the index of its old wink (or `None` for a wink that appeared).
-pub fn match_winks(old: &[Wink], new: &[Wink]) -> Vec<Option<usize>> {
+///
+/// `still(old, distance)` says whether an old wink found again `distance` mm away of its colour
+/// is taken to have stayed put.
+pub fn match_winks(old: &[Wink], new: &[Wink], still: &dyn Fn(&Wink, f64) -> bool) -> Vec<Option<usize>> {
     let mut out = vec![None; new.len()];
-    let mut groups: HashMap<(Colour, WinkSize), (Vec<usize>, Vec<usize>)> = HashMap::new();
-    for (i, w) in old.iter().enumerate() {
-        groups.entry((w.colour, w.size)).or_default().0.push(i);
+    // Resting winks first: a wink of the same colour within a shot's least move of an old one is
+    // that wink, even when its size was read the other way this time (at a few pixels across the
+    // two sizes blur together).
+    let mut close: Vec<(f64, usize, usize)> = Vec::new();
+    for (i, a) in old.iter().enumerate() {
+        for (j, b) in new.iter().enumerate() {
+            let d = cost(a, b);
+            if a.colour == b.colour && place(a).is_some() && still(a, d) {
+                close.push((d, i, j));
+            }
+        }
     }
-    for (j, w) in new.iter().enumerate() {
-        groups.entry((w.colour, w.size)).or_default().1.push(j);
+    close.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut old_used = vec![false; old.len()];
+    for (_, i, j) in close {
+        if !old_used[i] && out[j].is_none() {
+            old_used[i] = true;
+            out[j] = Some(i);
+        }
     }
+    // The rest within each colour, at least total distance, a change of size costing as much as a
+    // long move (so it is made only when nothing else explains the winks).
+    let mut groups: HashMap<Colour, (Vec<usize>, Vec<usize>)> = HashMap::new();
+    for (i, w) in old.iter().enumerate().filter(|(i, _)| !old_used[*i]) {
+        groups.entry(w.colour).or_default().0.push(i);
+    }
+    for (j, w) in new.iter().enumerate().filter(|(j, _)| out[*j].is_none()) {
+        groups.entry(w.colour).or_default().1.push(j);
+    }
+    let cost = |a: &Wink, b: &Wink| cost(a, b) + if a.size == b.size { 0.0 } else { SIZE_CHANGE_MM };
     for (olds, news) in groups.values() {
         if olds.len() <= news.len() {
             let costs: Vec<Vec<f64>> = olds.iter().map(|&i| news.iter().map(|&j| cost(&old[i], &new[j])).collect()).collect();
@@ -239,7 +270,8 @@ pub fn track(old: Option<&Position>, new: &Position, ruleset: Ruleset, unchanged
         return Ok(Tracked { position: new.clone(), shot: Shot::default(), new_flags: new.flags.clone(), ids });
     };
     let nominal = &ruleset.spec().winks;
-    let matches = match_winks(&old.winks, &new.winks);
+    let still = |w: &Wink, d: f64| d < MOVE_MIN_MM || w.centre_mm.is_some_and(|p| d < w.radius_mm(nominal) && unchanged(p, w.radius_mm(nominal)));
+    let matches = match_winks(&old.winks, &new.winks, &still);
     let mut next_id = old.winks.iter().chain(new.winks.iter()).filter_map(|w| id_number(&w.id)).max().unwrap_or(0) + 1;
     let mut rename: HashMap<String, String> = HashMap::new();
     let mut winks: Vec<Wink> = Vec::with_capacity(new.winks.len());
@@ -322,7 +354,9 @@ pub fn track(old: Option<&Position>, new: &Position, ruleset: Ruleset, unchanged
     for w in &position.winks {
         let Some(before) = by_id.get(w.id.as_str()) else { continue };
         let moved = match (place(before), place(w)) {
-            (Some(p), Some(q)) => p.distance(q) >= MOVE_MIN_MM,
+            // Read a few mm away (a frame of few pixels per mm) where the picture has not changed:
+            // it did not move.
+            (Some(p), Some(q)) => p.distance(q) >= MOVE_MIN_MM && !(p.distance(q) < before.radius_mm(nominal) && unchanged(p, before.radius_mm(nominal))),
             (None, None) => false,
             _ => true,
         };
@@ -416,6 +450,34 @@ mod tests {
         assert_eq!(t.shot.moved[0].id, "b2");
         assert_eq!(t.shot.moved[0].to_mm, Some(MatPoint::new(150.0, 130.0)));
         assert!(t.shot.potted.is_empty() && t.shot.off.is_empty() && t.shot.squops_made.is_empty());
+        Ok(())
+    }
+
+    #[test]
+    fn a_resting_wink_read_as_the_other_size_keeps_its_id() -> Result<(), Box<dyn std::error::Error>> {
+        let old = position(vec![wink("b1", Blue, Large, 100.0, 100.0, InPlay), wink("b2", Blue, Small, 300.0, 100.0, InPlay), wink("b3", Blue, Small, -200.0, 50.0, InPlay)], &[]);
+        // b2 is read as large this time, b1 as small; b3 is played.
+        let new_winks = vec![wink("b1", Blue, Small, 100.4, 100.2, InPlay), wink("b2", Blue, Large, 299.7, 100.1, InPlay), wink("b3", Blue, Small, -50.0, 80.0, InPlay)];
+        let new = position(shuffled(&new_winks), &[]);
+        let t = track(Some(&old), &new, Ruleset::Etwa2012, &|_, _| false)?;
+        let at = |id: &str| t.position.winks.iter().find(|w| w.id == id).and_then(|w| w.centre_mm);
+        assert!(at("b1").is_some_and(|p| p.distance(MatPoint::new(100.0, 100.0)) < 1.0), "{:?}", t.position.winks);
+        assert!(at("b2").is_some_and(|p| p.distance(MatPoint::new(300.0, 100.0)) < 1.0), "{:?}", t.position.winks);
+        assert_eq!(t.shot.moved.iter().map(|m| m.id.as_str()).collect::<Vec<_>>(), ["b3"], "{:?}", t.shot);
+        Ok(())
+    }
+
+    #[test]
+    fn a_wink_read_a_few_mm_off_where_the_picture_is_unchanged_did_not_move() -> Result<(), Box<dyn std::error::Error>> {
+        // A frame of 0.2 px/mm: one pixel of jitter is 5 mm.
+        let old = position(vec![wink("b1", Blue, Small, 100.0, 100.0, InPlay), wink("b2", Blue, Small, 300.0, 100.0, InPlay)], &[]);
+        let new = position(shuffled(&[wink("b1", Blue, Small, 105.0, 100.0, InPlay), wink("b2", Blue, Small, 300.0, 250.0, InPlay)]), &[]);
+        let still_round_b1 = |p: MatPoint, _r: f64| p.distance(MatPoint::new(100.0, 100.0)) < 1.0;
+        let t = track(Some(&old), &new, Ruleset::Etwa2012, &still_round_b1)?;
+        assert_eq!(t.shot.moved.iter().map(|m| m.id.as_str()).collect::<Vec<_>>(), ["b2"], "{:?}", t.shot);
+        // Where the picture changed, the same reading is a move.
+        let t = track(Some(&old), &new, Ruleset::Etwa2012, &|_, _| false)?;
+        assert_eq!(t.shot.moved.len(), 2, "{:?}", t.shot);
         Ok(())
     }
 
