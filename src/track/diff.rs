@@ -306,6 +306,12 @@ pub fn track(old: Option<&Position>, new: &Position, ruleset: Ruleset, unchanged
         let r = w.radius_mm(nominal);
         let mut kept = w.clone();
         kept.confidence = Some(REASONED_CONFIDENCE);
+        // The set's limits hold (rule 2.1.1): when the new position already lists all of this
+        // size, one of them is this wink read as the other size; it is not kept twice.
+        let have = |size: WinkSize| winks.iter().filter(|o| o.colour == w.colour && o.size == size).count();
+        if have(w.size) >= w.size.per_colour() {
+            continue;
+        }
         if w.state != WinkState::Potted && w.centre_mm.is_some_and(|p| unchanged(p, r)) {
             // Nothing changed where it lay: the detector missed it this time.
             kept.extra.insert("inferred".into(), Value::String("not seen this time; its place is unchanged".into()));
@@ -478,6 +484,18 @@ mod tests {
         // Where the picture changed, the same reading is a move.
         let t = track(Some(&old), &new, Ruleset::Etwa2012, &|_, _| false)?;
         assert_eq!(t.shot.moved.len(), 2, "{:?}", t.shot);
+        Ok(())
+    }
+
+    #[test]
+    fn a_wink_read_as_the_other_size_is_not_kept_twice() -> Result<(), Box<dyn std::error::Error>> {
+        // Two large greens and a small one; the small one is played and read as large, one large
+        // is not seen this time: three large greens would break the set's limits.
+        let old = position(vec![wink("g1", Green, Large, 0.0, 0.0, InPlay), wink("g2", Green, Large, 100.0, 0.0, InPlay), wink("g3", Green, Small, 200.0, 0.0, InPlay)], &[]);
+        let new = position(shuffled(&[wink("g1", Green, Large, 0.0, 0.0, InPlay), wink("g3", Green, Large, 400.0, 50.0, InPlay)]), &[]);
+        let t = track(Some(&old), &new, Ruleset::Etwa2012, &|_, _| false)?;
+        let large = t.position.winks.iter().filter(|w| w.colour == Green && w.size == Large).count();
+        assert!(large <= 2, "{:?}", t.position.winks);
         Ok(())
     }
 
