@@ -533,11 +533,11 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
 /// opposite corner's: when the second outnumbers the first, the mat frame's +x end is the other
 /// one (rule 5.2: each colour starts in its own corner, blue at (−X,+Y), then clockwise).
 pub fn home_corner_votes(found: &[Found], mat: &crate::geometry::MatSpec) -> (usize, usize) {
-    let baselines = mat.baselines();
+    let (baselines, outline) = (mat.baselines(), mat.outline());
     let (mut home, mut opposite) = (0, 0);
     for f in found.iter().filter(|f| f.level == 0 && f.state != WinkState::Potted) {
-        let Some(c) = f.centre_mm else { continue };
-        let Some(b) = baselines.iter().find(|b| b.depth_behind(c) > 0.0 && mat.outline().contains_disc(c, 0.0)) else { continue };
+        let Some(c) = f.centre_mm.filter(|&c| outline.contains_disc(c, 0.0)) else { continue };
+        let Some(b) = baselines.iter().find(|b| b.depth_behind(c) > 0.0) else { continue };
         let corner = crate::geometry::Corner::ALL.iter().position(|&k| k == b.corner).unwrap_or(0);
         let own = colour_home(f.colour);
         if corner == own {
@@ -755,6 +755,9 @@ pub fn measure(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, co
     };
     let large_preference = if rim_share >= WELL_SEEN_RIM_SHARE {
         (2.0 * (free_fit.radius - 0.5 * (r_small + r_large)) / (r_large - r_small)).clamp(-2.0, 2.0)
+    } else if hint.size.is_some() {
+        // The size is settled: no need to fit both.
+        0.0
     } else {
         match (judge(r_small), judge(r_large)) {
             (Some((cs, _)), Some((cl, _))) => (cs - cl) / (cs + cl).max(1e-9),

@@ -1,11 +1,10 @@
 //! Between two settled positions: which wink is which, and what the shot did.
 //!
-//! Identities: a wink found within a few millimetres of an old one of its colour is that wink (it
-//! did not move; its size may have been read the other way). The others are interchangeable
-//! within a colour and size (each colour has 2 large and 4 small), so the winks of each
-//! (colour, size) group in the new position are assigned to those of
-//! the old one by the *exact* minimum total distance moved, among assignments that match as many
-//! winks as possible. Usually one to three winks move in a shot and the rest stay within a
+//! Identities: a wink found again of its colour where an old one stayed put (within a shot's least
+//! move, or within its footprint where the picture has not changed) is that wink, whatever size
+//! it was read as this time. The others of each colour in the new position are assigned to those
+//! of the old one by the *exact* minimum total distance moved, a change of size counting as a long
+//! move, among assignments that match as many winks as possible. Usually one to three winks move in a shot and the rest stay within a
 //! millimetre, so the minimum-distance assignment keeps every resting wink's id and gives the
 //! movers theirs. Groups are at most six winks, so an exact search over subsets is cheap.
 //!
@@ -270,7 +269,13 @@ pub fn track(old: Option<&Position>, new: &Position, ruleset: Ruleset, unchanged
         return Ok(Tracked { position: new.clone(), shot: Shot::default(), new_flags: new.flags.clone(), ids });
     };
     let nominal = &ruleset.spec().winks;
-    let still = |w: &Wink, d: f64| d < MOVE_MIN_MM || w.centre_mm.is_some_and(|p| d < w.radius_mm(nominal) && unchanged(p, w.radius_mm(nominal)));
+    // Whether an old wink read again `d` mm from where it was stayed put: less than a shot's least
+    // move, or within its own footprint where the picture has not changed (a frame of few pixels
+    // per mm reads a resting wink a few mm off).
+    let still = |w: &Wink, d: f64| {
+        let r = w.radius_mm(nominal);
+        d < MOVE_MIN_MM || w.centre_mm.is_some_and(|p| d < r && unchanged(p, r))
+    };
     let matches = match_winks(&old.winks, &new.winks, &still);
     let mut next_id = old.winks.iter().chain(new.winks.iter()).filter_map(|w| id_number(&w.id)).max().unwrap_or(0) + 1;
     let mut rename: HashMap<String, String> = HashMap::new();
@@ -360,9 +365,7 @@ pub fn track(old: Option<&Position>, new: &Position, ruleset: Ruleset, unchanged
     for w in &position.winks {
         let Some(before) = by_id.get(w.id.as_str()) else { continue };
         let moved = match (place(before), place(w)) {
-            // Read a few mm away (a frame of few pixels per mm) where the picture has not changed:
-            // it did not move.
-            (Some(p), Some(q)) => p.distance(q) >= MOVE_MIN_MM && !(p.distance(q) < before.radius_mm(nominal) && unchanged(p, before.radius_mm(nominal))),
+            (Some(p), Some(q)) => !still(before, p.distance(q)),
             (None, None) => false,
             _ => true,
         };
