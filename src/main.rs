@@ -318,12 +318,26 @@ fn parse_ruleset(name: &str) -> Result<Ruleset, String> {
     Ruleset::from_name(name).map_err(|e| e.to_string())
 }
 
+/// An error and its causes on one line, each cause once: errors that already name their source
+/// in their own message (`cannot read X: No such file…`) are not followed by it again.
+fn one_line(e: &anyhow::Error) -> String {
+    let mut line = e.to_string();
+    for cause in e.chain().skip(1) {
+        let c = cause.to_string();
+        if !line.contains(&c) {
+            line.push_str(": ");
+            line.push_str(&c);
+        }
+    }
+    line
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("winkeye: {e:#}");
+            eprintln!("winkeye: {}", one_line(&e));
             ExitCode::from(1)
         }
     }
