@@ -192,10 +192,12 @@ fn umpire_closeup_measures_the_pair_in_mm() -> TestResult {
     assert_eq!(doc["scale"]["method"], "wink_size");
     let truth: Value = serde_json::from_str(&std::fs::read_to_string(still("closeup-00001.json"))?)?;
     let true_margin = truth["squops"][0]["margin_mm"].as_f64().ok_or("truth margin")?;
-    // The pair with the largest overlap is the squop; measured within 2 sigma + 0.1 mm.
+    // The pair with the largest overlap is the squop. One pair is checked, so against 3 sigma
+    // (the eval's ≥ 90% within 2 sigma is a rate over many pairs; one pair falls outside 2 sigma
+    // one time in ten by design).
     let best = doc["pairs"].as_array().ok_or("pairs")?.iter().max_by(|a, b| a["margin_mm"].as_f64().unwrap_or(-9.0).total_cmp(&b["margin_mm"].as_f64().unwrap_or(-9.0))).ok_or("no pair")?;
     let (m, s) = (best["margin_mm"].as_f64().ok_or("m")?, best["sigma_mm"].as_f64().ok_or("s")?);
-    assert!((m - true_margin).abs() <= 2.0 * s + 0.1, "measured {m} ± {s}, truth {true_margin}");
+    assert!((m - true_margin).abs() <= 3.0 * s, "measured {m} ± {s}, truth {true_margin}");
     Ok(())
 }
 

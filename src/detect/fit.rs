@@ -16,7 +16,7 @@ use crate::report::position::Colour;
 /// A wink's assumed thickness, in mm (domain: ~1.5 mm; measured winks 1.5–1.8 mm).
 pub const THICKNESS_MM: f64 = 1.6;
 /// Radius of the rounded rim's profile, as a share of the thickness.
-const RIM_ROUNDING: f64 = 0.4;
+pub const RIM_ROUNDING: f64 = 0.4;
 /// Rec. 709 luminance weights for linear RGB.
 const LUMA: [f32; 3] = [0.2126, 0.7152, 0.0722];
 /// Use the colour change orthogonal to the wink's own colour when it carries at least this

@@ -5,32 +5,31 @@
 //! **Overhead** (a frame of the whole mat): the pairs come from [`crate::analyze`]; margins from the
 //! parallax-corrected footprints and the nominal diameters.
 //!
-//! **Close-up** (a hand-held photo of a few winks, no mat corner in view): the winks' outlines
-//! are ellipses of circles of known diameter, so each gives the scale (its major axis is the
-//! diameter) and the plane's tilt (minor / major = cos tilt, foreshortened along the minor axis).
-//! Distances are measured in that plane.
+//! **Close-up** (a hand-held photo of a few winks, no mat corner in view; see [`closeup`]): the
+//! winks' outlines are ellipses of circles of known diameter; the plane's pose is fitted to all
+//! of them, and each pair's margin is measured in pixels and scaled by the pair's own scale.
 //!
-//! **Uncertainty** (one standard deviation of the margin), added in quadrature: each centre's
-//! fit (edge scatter over the square root of half the edge count), the calibration's residual,
-//! each wink's true diameter against the nominal one ([`DIAMETER_SIGMA_MM`]), and for a wink
-//! resting on another its unknown tilt ([`TILT_SIGMA_MM`]).
+//! **Uncertainty** (one standard deviation of the margin), added in quadrature. Overhead: each
+//! centre's fit (edge scatter over the square root of half the edge count), the calibration's
+//! residual, each wink's true diameter against the nominal one ([`DIAMETER_SIGMA_MM`]), and for
+//! a wink resting on another its unknown tilt ([`TILT_SIGMA_MM`]). Close-up: see
+//! [`closeup()`].
 //!
 //! **Verdict**: `squopped` when the margin exceeds [`VERDICT_SIGMAS`] standard deviations and the
 //! stacking evidence names the upper wink; `not_squopped` when minus the margin does; otherwise
 //! `too_close_to_call`.
 
+mod closeup;
+mod view;
+
+pub use closeup::{close_outline, closeup, CloseWink, CloseupError};
+
 use crate::analyze::Analysis;
-use crate::detect::colour::{ColourModel, Lab};
-use crate::detect::fit::{ray_edges, Beyond};
-use crate::detect::sample::LinearView;
-use crate::detect::fit::lab_at;
 use crate::detect::Found;
 use crate::geometry::plane::inside_convex;
 use crate::geometry::PixelPoint;
-use crate::report::position::{Colour, NominalDiameters, WinkSize};
-use opencv::core::{Mat, Point, Vector};
-use opencv::imgproc;
-use opencv::prelude::*;
+use crate::report::position::Colour;
+use opencv::core::Mat;
 use serde::Serialize;
 
 /// The `format` of an umpire document.
@@ -188,246 +187,16 @@ pub fn overhead(analysis: &Analysis, near: Option<PixelPoint>) -> Vec<Pair> {
         }
     }
     if let Some(p) = near {
-        // Only the pair nearest the point.
-        pairs.sort_by(|x, y| {
-            let dx = (PixelPoint::new((x.a_px[0] + x.b_px[0]) / 2.0, (x.a_px[1] + x.b_px[1]) / 2.0)).distance(p);
-            let dy = (PixelPoint::new((y.a_px[0] + y.b_px[0]) / 2.0, (y.a_px[1] + y.b_px[1]) / 2.0)).distance(p);
-            dx.total_cmp(&dy)
-        });
-        pairs.truncate(1);
+        keep_nearest(&mut pairs, p);
     }
     pairs
 }
 
-/// A wink in a close-up: its outline ellipse.
-#[derive(Debug, Clone)]
-pub struct CloseWink {
-    /// Id.
-    pub id: String,
-    /// Colour.
-    pub colour: Colour,
-    /// Size class.
-    pub size: WinkSize,
-    /// Ellipse centre, px.
-    pub centre: PixelPoint,
-    /// Semi-axes, px (major, minor).
-    pub axes: (f64, f64),
-    /// Direction of the major axis (unit).
-    pub major_dir: PixelPoint,
-    /// Share of the rim seen.
-    pub rim_share: f64,
-    /// RMS of the edge points about the ellipse, px.
-    pub rms_px: f64,
-    /// Edge points.
-    pub edges: Vec<crate::detect::fit::RayEdge>,
-}
-
-/// Why a close-up could not be read.
-#[derive(Debug, thiserror::Error)]
-pub enum CloseupError {
-    /// OpenCV failed.
-    #[error("image processing failed: {0}")]
-    OpenCv(#[from] opencv::Error),
-    /// Fewer than two winks.
-    #[error("fewer than two winks found in the close-up (it needs the pair in question, each mostly in view)")]
-    TooFew,
-}
-
-/// Close-up: winks found by colour against the dominant background, ellipses fitted, the scale
-/// and the plane's tilt from the winks' known diameters, then margins and verdicts.
-pub fn closeup(bgr: &Mat, nominal: &NominalDiameters, near: Option<PixelPoint>) -> Result<(Vec<Pair>, f64, Vec<CloseWink>), CloseupError> {
-    let view = LinearView::new(bgr)?;
-    // Work on a reduced copy for finding; measure at full resolution.
-    let (w, h) = (bgr.cols(), bgr.rows());
-    let scale = ((w.max(h) as f64 / 1000.0).floor() as i32).max(1);
-    let mut small = Mat::default();
-    imgproc::resize(bgr, &mut small, opencv::core::Size::new(w / scale, h / scale), 0.0, 0.0, imgproc::INTER_AREA)?;
-    let mut lab = Mat::default();
-    imgproc::cvt_color(&small, &mut lab, imgproc::COLOR_BGR2Lab, 0)?;
-    let bytes = lab.data_bytes()?;
-    let step = lab.step1(0)? * lab.elem_size1();
-    let (lw, lh) = (lab.cols(), lab.rows());
-    let px = |i: i32, j: i32| {
-        let k = j as usize * step + i as usize * 3;
-        Lab::from_cv8([bytes[k], bytes[k + 1], bytes[k + 2]])
-    };
-    // The background: the median colour of the frame's border.
-    let mut border: Vec<Lab> = Vec::new();
-    for i in (0..lw).step_by(4) {
-        border.push(px(i, 0));
-        border.push(px(i, lh - 1));
-    }
-    for j in (0..lh).step_by(4) {
-        border.push(px(0, j));
-        border.push(px(lw - 1, j));
-    }
-    let med = |f: fn(&Lab) -> f64| {
-        let mut v: Vec<f64> = border.iter().map(f).collect();
-        v.sort_by(f64::total_cmp);
-        v.get(v.len() / 2).copied().unwrap_or(0.0)
-    };
-    let felt = Lab { l: med(|c| c.l), a: med(|c| c.a), b: med(|c| c.b) };
-    let mut model = ColourModel::new(felt, None);
-    let all: Vec<Lab> = (0..lh).step_by(2).flat_map(|j| (0..lw).step_by(2).map(move |i| (i, j))).map(|(i, j)| px(i, j)).collect();
-    model.learn(all.iter().copied());
-    let mut winks: Vec<CloseWink> = Vec::new();
-    for colour in Colour::ALL {
-        let mut mask = Mat::zeros(lh, lw, opencv::core::CV_8UC1)?.to_mat()?;
-        for j in 0..lh {
-            for i in 0..lw {
-                if model.classify(px(i, j)) == Some(colour) {
-                    *mask.at_2d_mut::<u8>(j, i)? = 255;
-                }
-            }
-        }
-        let mut contours: Vector<Vector<Point>> = Vector::new();
-        imgproc::find_contours(&mask, &mut contours, imgproc::RETR_EXTERNAL, imgproc::CHAIN_APPROX_NONE, Point::new(0, 0))?;
-        for c in contours.iter() {
-            let area = imgproc::contour_area(&c, false)?;
-            if area < 0.002 * (lw * lh) as f64 || c.len() < 12 {
-                continue;
-            }
-            let mut mc: (f64, f64) = (0.0, 0.0);
-            for p in c.iter() {
-                mc.0 += p.x as f64;
-                mc.1 += p.y as f64;
-            }
-            let n = c.len() as f64;
-            let centre = PixelPoint::new((mc.0 / n) * scale as f64 + (scale as f64 - 1.0) / 2.0, (mc.1 / n) * scale as f64 + (scale as f64 - 1.0) / 2.0);
-            let r0 = (area / std::f64::consts::PI).sqrt() * scale as f64;
-            if let Some(wk) = fit_close(&view, &model, colour, centre, r0) {
-                winks.push(wk);
-            }
-        }
-    }
-    if winks.len() < 2 {
-        return Err(CloseupError::TooFew);
-    }
-    // Sizes: the major axes fall in two groups 22:16 apart; a lone group is judged by the ratio
-    // to the largest.
-    let biggest = winks.iter().map(|w| w.axes.0).fold(0.0, f64::max);
-    let split = biggest * (1.0 + nominal.small_mm / nominal.large_mm) / 2.0;
-    for wk in winks.iter_mut() {
-        wk.size = if wk.axes.0 >= split { WinkSize::Large } else { WinkSize::Small };
-    }
-    // Scale: mm per px from the well-seen winks' major axes; the plane's tilt from the minor/major ratios.
-    let well: Vec<&CloseWink> = winks.iter().filter(|w| w.rim_share >= 0.75).collect();
-    let src: Vec<&CloseWink> = if well.is_empty() { winks.iter().collect() } else { well };
-    let mm_per_px = src.iter().map(|w| nominal.of(w.size) / 2.0 / w.axes.0).sum::<f64>() / src.len() as f64;
-    let cos_tilt = (src.iter().map(|w| w.axes.1 / w.axes.0).sum::<f64>() / src.len() as f64).clamp(0.2, 1.0);
-    let minor_dir = {
-        let (sx, sy) = src.iter().fold((0.0, 0.0), |acc, w| {
-            // Average the doubled angle (axes have no sign).
-            let a = 2.0 * w.major_dir.y.atan2(w.major_dir.x);
-            (acc.0 + a.cos(), acc.1 + a.sin())
-        });
-        let a = sy.atan2(sx) / 2.0;
-        PixelPoint::new(-a.sin(), a.cos())
-    };
-    let to_plane = |d: PixelPoint| {
-        let along_minor = d.dot(minor_dir);
-        let rest = d - minor_dir * along_minor;
-        (rest + minor_dir * (along_minor / cos_tilt)) * mm_per_px
-    };
-    winks.sort_by(|a, b| a.centre.x.total_cmp(&b.centre.x));
-    for (k, wk) in winks.iter_mut().enumerate() {
-        wk.id = format!("w{}", k + 1);
-    }
-    let mut pairs = Vec::new();
-    for i in 0..winks.len() {
-        for j in i + 1..winks.len() {
-            let (a, b) = (&winks[i], &winks[j]);
-            let d = to_plane(b.centre - a.centre).norm();
-            let m = nominal.of(a.size) / 2.0 + nominal.of(b.size) / 2.0 - d;
-            if m <= -REPORT_GAP_MM {
-                continue;
-            }
-            if let Some(p) = near {
-                if ((a.centre + b.centre) * 0.5).distance(p) > a.axes.0 + b.axes.0 + 10.0 {
-                    continue;
-                }
-            }
-            let cs = |w: &CloseWink| w.rms_px * mm_per_px / ((w.edges.len().max(3) as f64) / 2.0).sqrt();
-            // The scale's own error grows with distance; the raised upper wink's shift along the
-            // tilt (a tilted view sees height as displacement) is part of the tilt term.
-            // Seen obliquely, a wink raised on another (its rim ~1.6 mm up) appears moved along
-            // the tilt by up to its height × tan(tilt); one sd is taken as half that.
-            let tan_tilt = (1.0 - cos_tilt * cos_tilt).sqrt() / cos_tilt;
-            let tilt_term = 0.5 * crate::detect::fit::THICKNESS_MM * tan_tilt;
-            let sigma = (cs(a).powi(2) + cs(b).powi(2) + 2.0 * DIAMETER_SIGMA_MM.powi(2) + tilt_term.powi(2) + (0.01 * d).powi(2)).sqrt();
-            let upper = close_upper(&view, &model, a, b);
-            let up_id = upper.map(|u| if u { a.id.as_str() } else { b.id.as_str() });
-            pairs.push(Pair::called((&a.id, a.centre, a.colour), (&b.id, b.centre, b.colour), m, sigma, up_id, upper.map(|_| (1.0, "overlap_colour".to_string()))));
-        }
-    }
-    Ok((pairs, mm_per_px, winks))
-}
-
-/// Fits an ellipse to a close-up wink's rim: ray edges, then OpenCV's `fitEllipse` on those that
-/// face the background, twice (the second round from the first's centre).
-fn fit_close(view: &LinearView<'_>, model: &ColourModel, colour: Colour, centre: PixelPoint, r0: f64) -> Option<CloseWink> {
-    let (mut c, mut r) = (centre, r0);
-    let mut last = None;
-    for _ in 0..2 {
-        let edges = ray_edges(view, model, colour, c, r, 96);
-        let bg: Vec<PixelPoint> = edges.iter().filter(|e| e.beyond == Beyond::Background).map(|e| e.px).collect();
-        if bg.len() < 12 {
-            return last;
-        }
-        let pts: Vector<opencv::core::Point2f> = bg.iter().map(|p| opencv::core::Point2f::new(p.x as f32, p.y as f32)).collect();
-        let e = imgproc::fit_ellipse(&pts).ok()?;
-        let (a, b) = ((e.size.width.max(e.size.height) / 2.0) as f64, (e.size.width.min(e.size.height) / 2.0) as f64);
-        if !(a > 2.0 && b > 0.3 * a) {
-            return last;
-        }
-        let ang = (e.angle as f64).to_radians();
-        let dir_w = PixelPoint::new(ang.cos(), ang.sin());
-        let major_dir = if e.size.width >= e.size.height { dir_w } else { PixelPoint::new(-dir_w.y, dir_w.x) };
-        let ctr = PixelPoint::new(e.center.x as f64, e.center.y as f64);
-        // Residual: distance along the ray to the ellipse, approximated through the normalised radius.
-        let minor_dir = PixelPoint::new(-major_dir.y, major_dir.x);
-        let res: Vec<f64> = bg
-            .iter()
-            .map(|p| {
-                let d = *p - ctr;
-                let (u, v) = (d.dot(major_dir) / a, d.dot(minor_dir) / b);
-                let rho = (u * u + v * v).sqrt();
-                (rho - 1.0) * d.norm() / rho.max(1e-6)
-            })
-            .collect();
-        let rms = (res.iter().map(|x| x * x).sum::<f64>() / res.len() as f64).sqrt();
-        c = ctr;
-        r = a;
-        last = Some(CloseWink { id: String::new(), colour, size: WinkSize::Large, centre: ctr, axes: (a, b), major_dir, rim_share: bg.len() as f64 / 96.0, rms_px: rms, edges });
-    }
-    last
-}
-
-/// Which of two close-up winks is on top: the overlap's colour, else whose colour stops short.
-fn close_upper(view: &LinearView<'_>, model: &ColourModel, a: &CloseWink, b: &CloseWink) -> Option<bool> {
-    let inside = |w: &CloseWink, p: PixelPoint, shrink: f64| {
-        let d = p - w.centre;
-        let minor = PixelPoint::new(-w.major_dir.y, w.major_dir.x);
-        let (u, v) = (d.dot(w.major_dir) / (w.axes.0 - shrink), d.dot(minor) / (w.axes.1 - shrink));
-        u * u + v * v < 1.0
-    };
-    let (mut va, mut vb) = (0usize, 0usize);
-    let r = a.axes.0.max(b.axes.0);
-    let (x0, x1) = ((a.centre.x.min(b.centre.x) - r) as i64, (a.centre.x.max(b.centre.x) + r) as i64);
-    let (y0, y1) = ((a.centre.y.min(b.centre.y) - r) as i64, (a.centre.y.max(b.centre.y) + r) as i64);
-    for y in y0..=y1 {
-        for x in x0..=x1 {
-            let p = PixelPoint::new(x as f64, y as f64);
-            if inside(a, p, 1.5) && inside(b, p, 1.5) {
-                match lab_at(view, p).and_then(|c| model.classify(c)) {
-                    Some(c) if c == a.colour && c != b.colour => va += 1,
-                    Some(c) if c == b.colour && c != a.colour => vb += 1,
-                    _ => {}
-                }
-            }
-        }
-    }
-    (va + vb >= 6 && va != vb).then_some(va > vb)
+/// Keeps only the pair whose midpoint is nearest `p` (`--near`).
+pub fn keep_nearest(pairs: &mut Vec<Pair>, p: PixelPoint) {
+    let mid = |x: &Pair| PixelPoint::new((x.a_px[0] + x.b_px[0]) / 2.0, (x.a_px[1] + x.b_px[1]) / 2.0).distance(p);
+    pairs.sort_by(|x, y| mid(x).total_cmp(&mid(y)));
+    pairs.truncate(1);
 }
 
 /// An outline in the frame, as a closed polyline.
@@ -446,17 +215,6 @@ pub fn overhead_outline(analysis: &Analysis, id: &str) -> Option<Outline> {
             })
             .collect(),
     )
-}
-
-/// The outline of a close-up wink: its ellipse.
-pub fn close_outline(w: &CloseWink) -> Outline {
-    let minor = PixelPoint::new(-w.major_dir.y, w.major_dir.x);
-    (0..96)
-        .map(|k| {
-            let a = k as f64 / 96.0 * std::f64::consts::TAU;
-            w.centre + w.major_dir * (w.axes.0 * a.cos()) + minor * (w.axes.1 * a.sin())
-        })
-        .collect()
 }
 
 /// The evidence picture: a zoomed crop round the pair with both fitted outlines, the overlap

@@ -1,0 +1,632 @@
+//! Close-up mode: a hand-held photo of a few winks, 10–30 cm away and up to 30° oblique, with no
+//! mat corner in view. The winks' outlines are ellipses of circles of known diameter: each gives
+//! the scale (its major axis is the diameter) and the plane's tilt (the minor axis, corrected for
+//! the wink's wall). Margins are measured in pixels where the line of centres crosses both
+//! outlines and scaled to the plane.
+
+use super::view::{radius_along, PlaneView, WinkShape};
+use super::{keep_nearest, Outline, Pair, REPORT_GAP_MM};
+use crate::detect::colour::{ColourModel, Lab};
+use crate::detect::fit::{ray_edges, Beyond, RIM_ROUNDING, THICKNESS_MM};
+use crate::detect::sample::LinearView;
+use crate::geometry::PixelPoint;
+use crate::report::position::{Colour, NominalDiameters, WinkSize};
+use opencv::core::{Mat, Point, Vector};
+use opencv::imgproc;
+use opencv::prelude::*;
+
+/// A wink in a close-up: its outline ellipse.
+#[derive(Debug, Clone)]
+pub struct CloseWink {
+    /// Id.
+    pub id: String,
+    /// Colour.
+    pub colour: Colour,
+    /// Size class.
+    pub size: WinkSize,
+    /// Ellipse centre, px.
+    pub centre: PixelPoint,
+    /// Semi-axes, px (major, minor).
+    pub axes: (f64, f64),
+    /// Direction of the major axis (unit).
+    pub major_dir: PixelPoint,
+    /// Share of the rim seen.
+    pub rim_share: f64,
+    /// RMS of the edge points about the ellipse, px.
+    pub rms_px: f64,
+    /// Edge points.
+    pub edges: Vec<crate::detect::fit::RayEdge>,
+}
+
+impl CloseWink {
+    /// Distance from the centre to the outline along unit direction `u`, px.
+    pub fn radius_along(&self, u: PixelPoint) -> f64 {
+        let minor = PixelPoint::new(-self.major_dir.y, self.major_dir.x);
+        let (p, q) = (
+            u.dot(self.major_dir) / self.axes.0,
+            u.dot(minor) / self.axes.1,
+        );
+        1.0 / (p * p + q * q).sqrt().max(1e-9)
+    }
+
+    /// Whether `p` lies inside the outline grown by `grow` px.
+    pub fn contains(&self, p: PixelPoint, grow: f64) -> bool {
+        let d = p - self.centre;
+        let r = d.norm();
+        r < 1e-9 || r <= self.radius_along(d * (1.0 / r)) + grow
+    }
+}
+
+/// Why a close-up could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum CloseupError {
+    /// OpenCV failed.
+    #[error("image processing failed: {0}")]
+    OpenCv(#[from] opencv::Error),
+    /// Fewer than two winks.
+    #[error("fewer than two winks found in the close-up (it needs the pair in question, each mostly in view)")]
+    TooFew,
+}
+
+/// Close-up: winks found by colour against the dominant background, ellipses fitted, the scale
+/// and the plane's tilt from the winks' known diameters, then margins and verdicts.
+pub fn closeup(
+    bgr: &Mat,
+    nominal: &NominalDiameters,
+    near: Option<PixelPoint>,
+) -> Result<(Vec<Pair>, f64, Vec<CloseWink>), CloseupError> {
+    let view = LinearView::new(bgr)?;
+    // Work on a reduced copy for finding; measure at full resolution.
+    let (w, h) = (bgr.cols(), bgr.rows());
+    let scale = ((w.max(h) as f64 / 1000.0).floor() as i32).max(1);
+    let mut small = Mat::default();
+    imgproc::resize(
+        bgr,
+        &mut small,
+        opencv::core::Size::new(w / scale, h / scale),
+        0.0,
+        0.0,
+        imgproc::INTER_AREA,
+    )?;
+    let mut lab = Mat::default();
+    imgproc::cvt_color(&small, &mut lab, imgproc::COLOR_BGR2Lab, 0)?;
+    let bytes = lab.data_bytes()?;
+    let step = lab.step1(0)? * lab.elem_size1();
+    let (lw, lh) = (lab.cols(), lab.rows());
+    let px = |i: i32, j: i32| {
+        let k = j as usize * step + i as usize * 3;
+        Lab::from_cv8([bytes[k], bytes[k + 1], bytes[k + 2]])
+    };
+    // The background: the median colour of the frame's border.
+    let mut border: Vec<Lab> = Vec::new();
+    for i in (0..lw).step_by(4) {
+        border.push(px(i, 0));
+        border.push(px(i, lh - 1));
+    }
+    for j in (0..lh).step_by(4) {
+        border.push(px(0, j));
+        border.push(px(lw - 1, j));
+    }
+    let med = |f: fn(&Lab) -> f64| {
+        let mut v: Vec<f64> = border.iter().map(f).collect();
+        v.sort_by(f64::total_cmp);
+        v.get(v.len() / 2).copied().unwrap_or(0.0)
+    };
+    let felt = Lab {
+        l: med(|c| c.l),
+        a: med(|c| c.a),
+        b: med(|c| c.b),
+    };
+    let mut model = ColourModel::new(felt, None);
+    let all: Vec<Lab> = (0..lh)
+        .step_by(2)
+        .flat_map(|j| (0..lw).step_by(2).map(move |i| (i, j)))
+        .map(|(i, j)| px(i, j))
+        .collect();
+    model.learn(all.iter().copied());
+    let mut winks: Vec<CloseWink> = Vec::new();
+    for colour in Colour::ALL {
+        let mut mask = Mat::zeros(lh, lw, opencv::core::CV_8UC1)?.to_mat()?;
+        for j in 0..lh {
+            for i in 0..lw {
+                if model.classify(px(i, j)) == Some(colour) {
+                    *mask.at_2d_mut::<u8>(j, i)? = 255;
+                }
+            }
+        }
+        let mut contours: Vector<Vector<Point>> = Vector::new();
+        imgproc::find_contours(
+            &mask,
+            &mut contours,
+            imgproc::RETR_EXTERNAL,
+            imgproc::CHAIN_APPROX_NONE,
+            Point::new(0, 0),
+        )?;
+        for c in contours.iter() {
+            let area = imgproc::contour_area(&c, false)?;
+            if area < 0.002 * (lw * lh) as f64 || c.len() < 12 {
+                continue;
+            }
+            let mut mc: (f64, f64) = (0.0, 0.0);
+            for p in c.iter() {
+                mc.0 += p.x as f64;
+                mc.1 += p.y as f64;
+            }
+            let n = c.len() as f64;
+            let centre = PixelPoint::new(
+                (mc.0 / n) * scale as f64 + (scale as f64 - 1.0) / 2.0,
+                (mc.1 / n) * scale as f64 + (scale as f64 - 1.0) / 2.0,
+            );
+            let r0 = (area / std::f64::consts::PI).sqrt() * scale as f64;
+            if let Some(wk) = fit_close(&view, &model, colour, centre, r0) {
+                winks.push(wk);
+            }
+        }
+    }
+    if winks.len() < 2 {
+        return Err(CloseupError::TooFew);
+    }
+    // Sizes: the major axes fall in two groups 22:16 apart; a lone group is judged by the ratio
+    // to the largest.
+    let biggest = winks.iter().map(|w| w.axes.0).fold(0.0, f64::max);
+    let split = biggest * (1.0 + nominal.small_mm / nominal.large_mm) / 2.0;
+    for wk in winks.iter_mut() {
+        wk.size = if wk.axes.0 >= split {
+            WinkSize::Large
+        } else {
+            WinkSize::Small
+        };
+    }
+    winks.sort_by(|a, b| a.centre.x.total_cmp(&b.centre.x));
+    for (k, wk) in winks.iter_mut().enumerate() {
+        wk.id = format!("w{}", k + 1);
+    }
+    // Which wink of each overlapping pair is on top, first: a wink resting on another is tilted,
+    // so its shape says little about the plane's.
+    let n = winks.len();
+    let mut upper: Vec<Vec<Option<bool>>> = vec![vec![None; n]; n];
+    let mut raised = vec![false; n];
+    for i in 0..n {
+        for j in i + 1..n {
+            upper[i][j] = close_upper(&winks[i], &winks[j]);
+            if let Some(up) = upper[i][j] {
+                raised[if up { i } else { j }] = true;
+            }
+        }
+    }
+    let shapes: Vec<WinkShape> = winks
+        .iter()
+        .zip(&raised)
+        .map(|(w, &up)| {
+            let tilt = tilt_from_ratio(w.axes.1 / w.axes.0, nominal.of(w.size) / 2.0);
+            WinkShape {
+                centre: w.centre,
+                major_dir: w.major_dir,
+                ratio: tilt.cos(),
+                weight: w.rim_share * if up { 0.1 } else { 1.0 },
+            }
+        })
+        .collect();
+    let plane = PlaneView::fit(&shapes, w as u32, h as u32);
+    let mm_per_px = winks
+        .iter()
+        .map(|w| nominal.of(w.size) / 2.0 / w.axes.0)
+        .sum::<f64>()
+        / n as f64;
+    let mut pairs = Vec::new();
+    for i in 0..n {
+        for j in i + 1..n {
+            let (a, b) = (&winks[i], &winks[j]);
+            if let Some(p) = near {
+                if ((a.centre + b.centre) * 0.5).distance(p) > a.axes.0 + b.axes.0 + 10.0 {
+                    continue;
+                }
+            }
+            let Some((m, sigma)) = margin(&plane, a, b, nominal, upper[i][j]) else {
+                continue;
+            };
+            if m <= -REPORT_GAP_MM {
+                continue;
+            }
+            let up_id = upper[i][j].map(|u| if u { a.id.as_str() } else { b.id.as_str() });
+            pairs.push(Pair::called(
+                (&a.id, a.centre, a.colour),
+                (&b.id, b.centre, b.colour),
+                m,
+                sigma,
+                up_id,
+                upper[i][j].map(|_| (1.0, "colour_stops_short".to_string())),
+            ));
+        }
+    }
+    if let Some(p) = near {
+        keep_nearest(&mut pairs, p);
+    }
+    Ok((pairs, mm_per_px, winks))
+}
+
+/// The footprints' margin (overlap depth along the line of centres, minus the gap) and one
+/// standard deviation of it, mm; `upper` the wink resting on the other (true: `a`), if known.
+///
+/// Each footprint is the plane's local ellipse at the wink, sized by the wink's own major axis
+/// (the wall widens the silhouette only across the tilt). The margin is measured in pixels where
+/// the line of centres crosses both, and only that short length is scaled to the plane, by the
+/// pair's own scale: a wink's true diameter (21.1–21.6 mm for a nominal 22) then scales the
+/// margin (a few per cent of ≤ 3 mm), not the centres' distance. A wink resting on another is
+/// tilted, raised by the lower's thickness where it rests on it and not at all where it meets
+/// the mat: seen obliquely each point of its outline moves away from the camera by its height ×
+/// tan θ, an affine change, so the ellipse fitted to the rest of its outline still meets the
+/// raised rim, displaced by `t tan θ`. That is taken back when the photo tells which way is away
+/// (the upper's centre moved back by it), else counted in sigma.
+fn margin(
+    plane: &PlaneView,
+    a: &CloseWink,
+    b: &CloseWink,
+    nominal: &NominalDiameters,
+    upper: Option<bool>,
+) -> Option<(f64, f64)> {
+    let (ra, rb) = (nominal.of(a.size) / 2.0, nominal.of(b.size) / 2.0);
+    let sided = plane.sidedness >= MIN_SIDEDNESS;
+    let lift = |w: &CloseWink, r: f64| plane.raised_shift(w.centre, w.axes.0, r, THICKNESS_MM);
+    let (mut ca, mut cb) = (a.centre, b.centre);
+    let mut shift = PixelPoint::new(0.0, 0.0);
+    match upper {
+        Some(true) => shift = lift(a, ra),
+        Some(false) => shift = lift(b, rb),
+        None => {}
+    }
+    if sided {
+        match upper {
+            Some(true) => ca = ca - shift,
+            Some(false) => cb = cb - shift,
+            None => {}
+        }
+    }
+    let d = cb - ca;
+    let d_px = d.norm();
+    if d_px < 1e-6 {
+        return None;
+    }
+    let u = d * (1.0 / d_px);
+    let (pa, pb) = (
+        radius_along(&plane.footprint(ca, a.axes.0), u),
+        radius_along(&plane.footprint(cb, b.axes.0), u * -1.0),
+    );
+    if pa <= 0.0 || pb <= 0.0 {
+        return None;
+    }
+    let mm_per_px_u = (ra / pa + rb / pb) / 2.0;
+    let m = (pa + pb - d_px) * mm_per_px_u;
+    // How much of the line of centres runs along the tilt, and the tilt there.
+    let mid = (ca + cb) * 0.5;
+    let tan_tilt = plane.tilt_at(mid).tan();
+    let down = lift(a, ra);
+    let across = if down.norm() > 1e-9 {
+        (u.dot(down) / down.norm()).abs()
+    } else {
+        0.0
+    };
+    // One sd: each outline's fit along the line (edge scatter over √(n/2)) and the edges' own
+    // bias; the plane's misfit, as each footprint's error along the line; the walls' true
+    // thickness and rounding against the model, across the tilt; the raised rim's displacement
+    // (half of it when its direction is known: the lower's true thickness, and where on its
+    // rounded edge the upper rests; all of it when not); the scale's few per cent of the margin;
+    // the rims' roundness.
+    let fit = |w: &CloseWink| w.rms_px / ((w.edges.len().max(3) as f64) / 2.0).sqrt();
+    let px =
+        (fit(a).powi(2) + fit(b).powi(2) + 2.0 * CLOSE_EDGE_BIAS_PX.powi(2)).sqrt() * mm_per_px_u;
+    let model = 0.5 * plane.rms * (ra + rb) * across;
+    let wall_sd = WALL_SIGMA_MM * tan_tilt * across;
+    let raised_mm = (shift.dot(u)).abs() * mm_per_px_u;
+    // Overlapping footprints mean one wink rests on the other, named or not; and a raised rim
+    // displaced away from the lower can make an overlap look like a gap of up to `t tan θ`.
+    let disguise = THICKNESS_MM * tan_tilt * across;
+    let raised = match upper {
+        None if m <= -disguise => 0.0,
+        _ => (if sided { 0.5 } else { 1.0 } * raised_mm.max(disguise)).max(MIN_RAISED_SIGMA_MM),
+    };
+    let sigma = (px.powi(2)
+        + model.powi(2)
+        + wall_sd.powi(2)
+        + raised.powi(2)
+        + (SCALE_SIGMA * m).powi(2)
+        + ROUNDNESS_SIGMA_MM.powi(2))
+    .sqrt();
+    Some((m, sigma))
+}
+
+/// One sd of where the edge finder puts a close-up wink's rim, px: the rim's blur, its rounded
+/// and shaded edge and the contact shadow beside it (measured: flat pairs' margins on 30 rendered
+/// close-ups at 3–7 px/mm had errors of sd ~0.25 mm, about one pixel at each rim).
+const CLOSE_EDGE_BIAS_PX: f64 = 1.0;
+/// A wink resting on another: the least sd of its raised, tilted rim's displacement, mm (even
+/// seen square on, the tilt moves the outline by about a tenth of the thickness).
+const MIN_RAISED_SIGMA_MM: f64 = 0.15;
+
+/// The photo must fit its pose this many times better than the pose tilted the other way before
+/// a raised wink's shift is taken back (else it joins sigma).
+const MIN_SIDEDNESS: f64 = 3.0;
+
+/// The tilt θ at which a wink of radius `r` mm (thickness [`THICKNESS_MM`], rounded rims) shows
+/// an outline of axis ratio `ratio`: `[(r − rb) cos θ + rb + (t − 2rb) sin θ / 2] / r = ratio`,
+/// solved by bisection on [0°, 75°] from where the left side starts to fall.
+fn tilt_from_ratio(ratio: f64, r: f64) -> f64 {
+    let t = THICKNESS_MM;
+    let rb = RIM_ROUNDING * t;
+    let q = |th: f64| ((r - rb) * th.cos() + rb + (t - 2.0 * rb) * th.sin() / 2.0) / r;
+    // q rises a little from 0° to its peak at atan((t − 2rb) / 2(r − rb)), then falls.
+    let (mut lo, mut hi) = (
+        ((t - 2.0 * rb) / (2.0 * (r - rb))).atan(),
+        75f64.to_radians(),
+    );
+    if q(lo) <= ratio {
+        return lo;
+    }
+    if q(hi) >= ratio {
+        return hi;
+    }
+    for _ in 0..50 {
+        let mid = 0.5 * (lo + hi);
+        if q(mid) > ratio {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    0.5 * (lo + hi)
+}
+
+/// One sd of a wink's wall height about [`THICKNESS_MM`] (measured winks: 1.5–1.8 mm), mm.
+const WALL_SIGMA_MM: f64 = 0.1;
+/// One sd of the pair's scale (the winks' true diameters against the nominal, and the
+/// perspective's change of scale across a wink), as a share.
+const SCALE_SIGMA: f64 = 0.03;
+/// Winks are not perfectly round: one sd of a rim's departure from the fitted ellipse where the
+/// line of centres crosses it, mm.
+const ROUNDNESS_SIGMA_MM: f64 = 0.05;
+
+/// Fits an ellipse to a close-up wink's rim: ray edges, then OpenCV's `fitEllipse` on those that
+/// face the background, twice (the second round from the first's centre).
+fn fit_close(
+    view: &LinearView<'_>,
+    model: &ColourModel,
+    colour: Colour,
+    centre: PixelPoint,
+    r0: f64,
+) -> Option<CloseWink> {
+    let (mut c, mut r) = (centre, r0);
+    let mut last = None;
+    for _ in 0..2 {
+        let edges = ray_edges(view, model, colour, c, r, 96);
+        let bg: Vec<PixelPoint> = edges
+            .iter()
+            .filter(|e| e.beyond == Beyond::Background)
+            .map(|e| e.px)
+            .collect();
+        if bg.len() < 12 {
+            return last;
+        }
+        let pts: Vector<opencv::core::Point2f> = bg
+            .iter()
+            .map(|p| opencv::core::Point2f::new(p.x as f32, p.y as f32))
+            .collect();
+        let e = imgproc::fit_ellipse(&pts).ok()?;
+        let (a, b) = (
+            (e.size.width.max(e.size.height) / 2.0) as f64,
+            (e.size.width.min(e.size.height) / 2.0) as f64,
+        );
+        if !(a > 2.0 && b > 0.3 * a) {
+            return last;
+        }
+        let ang = (e.angle as f64).to_radians();
+        let dir_w = PixelPoint::new(ang.cos(), ang.sin());
+        let major_dir = if e.size.width >= e.size.height {
+            dir_w
+        } else {
+            PixelPoint::new(-dir_w.y, dir_w.x)
+        };
+        let ctr = PixelPoint::new(e.center.x as f64, e.center.y as f64);
+        // Residual: distance along the ray to the ellipse, approximated through the normalised radius.
+        let minor_dir = PixelPoint::new(-major_dir.y, major_dir.x);
+        let res: Vec<f64> = bg
+            .iter()
+            .map(|p| {
+                let d = *p - ctr;
+                let (u, v) = (d.dot(major_dir) / a, d.dot(minor_dir) / b);
+                let rho = (u * u + v * v).sqrt();
+                (rho - 1.0) * d.norm() / rho.max(1e-6)
+            })
+            .collect();
+        let rms = (res.iter().map(|x| x * x).sum::<f64>() / res.len() as f64).sqrt();
+        c = ctr;
+        r = a;
+        last = Some(CloseWink {
+            id: String::new(),
+            colour,
+            size: WinkSize::Large,
+            centre: ctr,
+            axes: (a, b),
+            major_dir,
+            rim_share: bg.len() as f64 / 96.0,
+            rms_px: rms,
+            edges,
+        });
+    }
+    last
+}
+
+/// Which of two close-up winks is on top (`Some(true)`: `a`), from whose colour stops short of
+/// its outline.
+///
+/// The upper wink's outline is whole, so where it crosses the lower one its colour runs out to
+/// its own fitted ellipse; the lower one's colour stops where the upper's rim covers it, short of
+/// its ellipse by about the overlap's depth. The colour filling the two ellipses' intersection
+/// is no guide: a wink resting on another is tilted, and seen obliquely its raised rim is
+/// displaced from the ellipse fitted to the rest of its outline by a pixel or two, which is the
+/// whole overlap of a close call. Undecided (None) for winks of one colour, with fewer than
+/// three rays across the overlap each, or when the two shortfalls differ by less than
+/// [`MIN_SHORTFALL_PX`] or three of their standard errors.
+fn close_upper(a: &CloseWink, b: &CloseWink) -> Option<bool> {
+    if a.colour == b.colour {
+        return None;
+    }
+    let shortfall = |w: &CloseWink, o: &CloseWink| -> Option<(f64, f64)> {
+        let v: Vec<f64> = w
+            .edges
+            .iter()
+            .filter(|e| {
+                e.beyond == Beyond::Wink(o.colour)
+                    && o.contains(w.centre + e.dir * w.radius_along(e.dir), -2.0)
+            })
+            .map(|e| w.radius_along(e.dir) - e.px.distance(w.centre))
+            .collect();
+        if v.len() < 3 {
+            return None;
+        }
+        let n = v.len() as f64;
+        let mut sorted = v.clone();
+        sorted.sort_by(f64::total_cmp);
+        let median = sorted[sorted.len() / 2];
+        // Spread from the median absolute deviation (1.4826 × MAD ≈ sd for normal scatter).
+        let mut dev: Vec<f64> = v.iter().map(|x| (x - median).abs()).collect();
+        dev.sort_by(f64::total_cmp);
+        let sd = 1.4826 * dev[dev.len() / 2];
+        Some((median, sd * (std::f64::consts::FRAC_PI_2 / n).sqrt()))
+    };
+    let ((sa, ea), (sb, eb)) = (shortfall(a, b)?, shortfall(b, a)?);
+    let diff = sb - sa;
+    (diff.abs() >= MIN_SHORTFALL_PX.max(3.0 * ea.hypot(eb))).then_some(diff > 0.0)
+}
+
+/// The lower wink's colour must stop at least this much shorter of its outline than the upper's
+/// to name the upper, px.
+const MIN_SHORTFALL_PX: f64 = 1.0;
+
+/// The outline of a close-up wink: its ellipse.
+pub fn close_outline(w: &CloseWink) -> Outline {
+    let minor = PixelPoint::new(-w.major_dir.y, w.major_dir.x);
+    (0..96)
+        .map(|k| {
+            let a = k as f64 / 96.0 * std::f64::consts::TAU;
+            w.centre + w.major_dir * (w.axes.0 * a.cos()) + minor * (w.axes.1 * a.sin())
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::detect::fit::RayEdge;
+
+    fn wink(colour: Colour, centre: PixelPoint, r: f64) -> CloseWink {
+        CloseWink {
+            id: String::new(),
+            colour,
+            size: WinkSize::Large,
+            centre,
+            axes: (r, r),
+            major_dir: PixelPoint::new(1.0, 0.0),
+            rim_share: 1.0,
+            rms_px: 0.2,
+            edges: Vec::new(),
+        }
+    }
+
+    /// 96 rays from `w`'s centre. Where its rim lies inside `other`: if `covered`, the ray stops
+    /// at `other`'s rim (its colour beyond); else at its own rim, `other`'s colour beyond.
+    fn rays(w: &CloseWink, other: &CloseWink, covered: bool) -> Vec<RayEdge> {
+        (0..96)
+            .map(|k| {
+                let a = k as f64 / 96.0 * std::f64::consts::TAU;
+                let dir = PixelPoint::new(a.cos(), a.sin());
+                let rim = w.centre + dir * w.axes.0;
+                if rim.distance(other.centre) >= other.axes.0 {
+                    return RayEdge {
+                        px: rim,
+                        dir,
+                        beyond: Beyond::Background,
+                    };
+                }
+                let mut s = w.axes.0;
+                if covered {
+                    // Step in until the ray leaves the covering disc.
+                    while s > 0.0 && (w.centre + dir * s).distance(other.centre) < other.axes.0 {
+                        s -= 0.05;
+                    }
+                }
+                RayEdge {
+                    px: w.centre + dir * s,
+                    dir,
+                    beyond: Beyond::Wink(other.colour),
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_wink_whose_colour_stops_short_is_the_lower() {
+        // Two 60 px winks overlapping by 8 px; b lies on top, so a's rays stop at b's rim.
+        let mut a = wink(Colour::Red, PixelPoint::new(100.0, 100.0), 60.0);
+        let mut b = wink(Colour::Blue, PixelPoint::new(212.0, 100.0), 60.0);
+        a.edges = rays(&a, &b, true);
+        b.edges = rays(&b, &a, false);
+        assert_eq!(close_upper(&a, &b), Some(false));
+        assert_eq!(close_upper(&b, &a), Some(true));
+    }
+
+    #[test]
+    fn one_colour_pairs_are_not_called() {
+        let a = wink(Colour::Red, PixelPoint::new(100.0, 100.0), 60.0);
+        let b = wink(Colour::Red, PixelPoint::new(212.0, 100.0), 60.0);
+        assert_eq!(close_upper(&a, &b), None);
+    }
+
+    /// The tilt read from a silhouette's axis ratio is the one that drew it, wall included.
+    #[test]
+    fn the_tilt_is_read_back_from_a_rounded_wall_silhouette() {
+        let (t, r) = (THICKNESS_MM, 11.0);
+        let rb = RIM_ROUNDING * t;
+        for deg in [5.0f64, 12.0, 18.6, 30.0] {
+            let th = deg.to_radians();
+            let ratio = ((r - rb) * th.cos() + rb + (t - 2.0 * rb) * th.sin() / 2.0) / r;
+            let back = tilt_from_ratio(ratio, r).to_degrees();
+            assert!((back - deg).abs() < 0.01, "{deg}° read back as {back}°");
+            // Taking the ratio as cos θ reads the tilt low.
+            assert!(ratio.acos().to_degrees() < deg);
+        }
+    }
+
+    /// Seen square on, two winks of any true size 2 px apart measure a 2 px gap at their own
+    /// scale, whatever their true diameters against the nominal.
+    #[test]
+    fn a_gap_is_measured_at_the_pairs_own_scale() {
+        let plane = PlaneView::fit(&[], 1920, 1080);
+        let nominal = NominalDiameters {
+            large_mm: 22.0,
+            small_mm: 16.0,
+        };
+        let mut a = wink(Colour::Red, PixelPoint::new(900.0, 540.0), 52.0);
+        let mut b = wink(
+            Colour::Blue,
+            PixelPoint::new(900.0 + 52.0 + 50.0 + 2.0, 540.0),
+            50.0,
+        );
+        a.edges = vec![
+            RayEdge {
+                px: a.centre,
+                dir: PixelPoint::new(1.0, 0.0),
+                beyond: Beyond::Background
+            };
+            96
+        ];
+        b.edges = a.edges.clone();
+        let (m, sd) = margin(&plane, &a, &b, &nominal, None).expect("a margin");
+        let k = (11.0 / 52.0 + 11.0 / 50.0) / 2.0;
+        assert!(
+            (m + 2.0 * k).abs() < 0.01,
+            "margin {m}, expected {}",
+            -2.0 * k
+        );
+        assert!(sd > 0.0 && sd < 0.5, "sigma {sd}");
+    }
+}
