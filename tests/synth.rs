@@ -176,3 +176,19 @@ fn mat_corners_are_where_the_truth_says() {
         }
     }
 }
+
+/// A close-up's cluster draws its colours and sizes from what the set has (rule 2.1.1): seed
+/// 6016 once drew a third large green wink and its truth was refused.
+#[test]
+fn closeups_never_hold_more_winks_of_a_kind_than_the_set() {
+    for seed in [6016, 6017, 6018] {
+        let o = StillOptions { width: 320, height: 180, ..opts(Kind::NearMiss, seed, true) };
+        let s = render_still(&o, None).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        for c in Colour::ALL {
+            for (size, most) in [(winkeye::report::position::WinkSize::Large, 2), (winkeye::report::position::WinkSize::Small, 4)] {
+                let n = s.truth.winks.iter().filter(|w| w.colour == c && w.size == size).count();
+                assert!(n <= most, "seed {seed}: {n} {size:?} {c:?}");
+            }
+        }
+    }
+}

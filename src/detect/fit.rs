@@ -60,6 +60,33 @@ pub struct RayEdge {
 
 /// Finds edge points along `n` rays from `c0`, expecting the rim about `r0` pixels out.
 pub fn ray_edges(view: &LinearView<'_>, model: &ColourModel, colour: Colour, c0: PixelPoint, r0: f64, n: usize) -> Vec<RayEdge> {
+    ray_edges_with(view, model, colour, c0, r0, n, EdgeMeasure::Orthogonal)
+}
+
+/// What the crossing from a wink's colour to what lies beyond it is measured on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EdgeMeasure {
+    /// The colour change orthogonal to the wink's own colour (shading of the wink reads as the
+    /// wink; a shadow on the felt reads as half-way for a shadow at half light).
+    Orthogonal,
+    /// Chromaticity (each linear channel over their sum), when the wink and what lies beyond
+    /// differ in it by at least [`MIN_CHROMA_CONTRAST`]: shading of either side changes neither,
+    /// so neither the wink's dark rounded rim nor its shadow on the felt moves the crossing.
+    /// Else as `Orthogonal`.
+    Chroma,
+}
+
+/// Least chromaticity difference (Euclidean, in r/g/b shares) for [`EdgeMeasure::Chroma`].
+pub const MIN_CHROMA_CONTRAST: f32 = 0.08;
+
+fn chroma(v: &[f32; 3]) -> [f32; 3] {
+    let s = (v[0] + v[1] + v[2]).max(1e-6);
+    [v[0] / s, v[1] / s, v[2] / s]
+}
+
+/// Finds edge points along `n` rays from `c0`, expecting the rim about `r0` pixels out, with the
+/// crossing measured as `measure` says.
+pub fn ray_edges_with(view: &LinearView<'_>, model: &ColourModel, colour: Colour, c0: PixelPoint, r0: f64, n: usize, measure: EdgeMeasure) -> Vec<RayEdge> {
     if !(r0.is_finite() && r0 > 0.5 && r0 < (view.width() + view.height()) as f64 / 4.0) {
         return Vec::new();
     }
@@ -127,7 +154,18 @@ pub fn ray_edges(view: &LinearView<'_>, model: &ColourModel, colour: Colour, c0:
             if dy.abs() >= LUMA_SHARE * d2.sqrt() { LUMA.map(|w| w / dy) } else { d.map(|c| c / d2) }
         };
         // Share of the way from beyond to inside, for each sample.
-        let f = |v: &[f32; 3]| (v[0] - beyond[0]) * u[0] + (v[1] - beyond[1]) * u[1] + (v[2] - beyond[2]) * u[2];
+        let (ci, cb) = (chroma(&inside), chroma(&beyond));
+        let dc = [ci[0] - cb[0], ci[1] - cb[1], ci[2] - cb[2]];
+        let dc2 = dc[0] * dc[0] + dc[1] * dc[1] + dc[2] * dc[2];
+        let by_chroma = measure == EdgeMeasure::Chroma && dc2.sqrt() >= MIN_CHROMA_CONTRAST;
+        let f = |v: &[f32; 3]| {
+            if by_chroma {
+                let c = chroma(v);
+                ((c[0] - cb[0]) * dc[0] + (c[1] - cb[1]) * dc[1] + (c[2] - cb[2]) * dc[2]) / dc2
+            } else {
+                (v[0] - beyond[0]) * u[0] + (v[1] - beyond[1]) * u[1] + (v[2] - beyond[2]) * u[2]
+            }
+        };
         // The halfway crossing (inside → beyond, going out) nearest the expected rim.
         let mut best: Option<f64> = None;
         for i in at(0.5 * r0)..steps - 1 {
@@ -292,4 +330,43 @@ pub fn fit_footprint(cal: &Calibration, edges: &[PixelPoint], start: MatPoint, r
 /// Lab colour of a frame point, for classifying.
 pub fn lab_at(view: &LinearView<'_>, p: PixelPoint) -> Option<Lab> {
     view.linear(p.x, p.y).map(linear_to_lab)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::detect::colour::Lab;
+    use opencv::core::{Mat, Point, Scalar, CV_8UC3};
+    use opencv::imgproc;
+    use opencv::prelude::*;
+
+    /// A green wink (radius 40 px) on grey felt, with or without its shadow: a ring 6 px wide at
+    /// 40% light.
+    fn wink(shadow: bool) -> Mat {
+        let mut img = Mat::new_rows_cols_with_default(200, 200, CV_8UC3, Scalar::new(150.0, 150.0, 150.0, 0.0)).expect("image");
+        if shadow {
+            imgproc::circle(&mut img, Point::new(100, 100), 46, Scalar::new(95.0, 95.0, 95.0, 0.0), -1, imgproc::LINE_AA, 0).expect("shadow");
+        }
+        imgproc::circle(&mut img, Point::new(100, 100), 40, Scalar::new(60.0, 170.0, 40.0, 0.0), -1, imgproc::LINE_AA, 0).expect("wink");
+        img
+    }
+
+    #[test]
+    fn chromaticity_puts_the_rim_at_the_wink_not_at_its_shadow() {
+        let model = ColourModel::new(Lab { l: 62.0, a: 0.0, b: 0.0 }, None);
+        let c = PixelPoint::new(100.0, 100.0);
+        let mean_r = |img: &Mat, m: EdgeMeasure| {
+            let view = LinearView::new(img).expect("view");
+            let e = ray_edges_with(&view, &model, Colour::Green, c, 40.0, 64, m);
+            assert!(e.len() > 48, "{m:?}: {} edges", e.len());
+            e.iter().map(|e| e.px.distance(c)).sum::<f64>() / e.len() as f64
+        };
+        // The rim as the plain measure finds it on clean felt.
+        let rim = mean_r(&wink(false), EdgeMeasure::Orthogonal);
+        let shadowed = wink(true);
+        let (chroma, orth) = (mean_r(&shadowed, EdgeMeasure::Chroma), mean_r(&shadowed, EdgeMeasure::Orthogonal));
+        assert!((chroma - rim).abs() < 0.4, "chroma rim at {chroma} px, the rim at {rim} px");
+        // Across the orthogonal measure the shadow reads as more than half wink.
+        assert!(orth > rim + 4.0, "orthogonal rim at {orth} px, the rim at {rim} px");
+    }
 }

@@ -537,8 +537,14 @@ pub fn closeup_cluster(rng: &mut Pcg64, scene: &mut Scene, spec: &RulesetSpec) -
         p.rng.random_range(250.0..hl - 350.0) * if p.rng.random_bool(0.5) { 1.0 } else { -1.0 },
         p.rng.random_range(-(hw - 250.0)..(hw - 250.0)),
     );
-    let pick = |rng: &mut Pcg64| {
-        (Colour::ALL[rng.random_range(0..4)], if rng.random_bool(0.4) { WinkSize::Large } else { WinkSize::Small })
+    // Colours and sizes drawn from what the set still has (rule 2.1.1: 2 large, 4 small each).
+    let mut used: Vec<(Colour, WinkSize)> = Vec::new();
+    let mut pick = |rng: &mut Pcg64| loop {
+        let cs = (Colour::ALL[rng.random_range(0..4)], if rng.random_bool(0.4) { WinkSize::Large } else { WinkSize::Small });
+        if used.iter().filter(|&&u| u == cs).count() < cs.1.per_colour() {
+            used.push(cs);
+            break cs;
+        }
     };
     let (c0, s0) = pick(p.rng);
     let base = p.flat(c0, s0, centre, WinkState::InPlay);

@@ -7,7 +7,7 @@
 use super::view::{radius_along, PlaneView, WinkShape};
 use super::{keep_nearest, Outline, Pair, REPORT_GAP_MM};
 use crate::detect::colour::{ColourModel, Lab};
-use crate::detect::fit::{ray_edges, Beyond, RIM_ROUNDING, THICKNESS_MM};
+use crate::detect::fit::{ray_edges_with, Beyond, EdgeMeasure, RIM_ROUNDING, THICKNESS_MM};
 use crate::detect::sample::LinearView;
 use crate::geometry::PixelPoint;
 use crate::report::position::{Colour, NominalDiameters, WinkSize};
@@ -222,7 +222,7 @@ pub fn closeup(
                     continue;
                 }
             }
-            let Some((m, sigma)) = margin(&plane, a, b, nominal, upper[i][j]) else {
+            let Some((m, sigma)) = margin(&plane, a, b, nominal, upper[i][j], (raised[i], raised[j])) else {
                 continue;
             };
             if m <= -REPORT_GAP_MM {
@@ -254,32 +254,32 @@ pub fn closeup(
 /// pair's own scale: a wink's true diameter (21.1–21.6 mm for a nominal 22) then scales the
 /// margin (a few per cent of ≤ 3 mm), not the centres' distance. A wink resting on another is
 /// tilted, raised by the lower's thickness where it rests on it and not at all where it meets
-/// the mat: seen obliquely each point of its outline moves away from the camera by its height ×
-/// tan θ, an affine change, so the ellipse fitted to the rest of its outline still meets the
-/// raised rim, displaced by `t tan θ`. That is taken back when the photo tells which way is away
-/// (the upper's centre moved back by it), else counted in sigma.
+/// the mat, so its centre by about half that: seen obliquely its outline moves away from the
+/// camera by up to `t tan θ` on the raised side, `t/2 tan θ` at the centre. The centre's shift is
+/// taken back when the photo tells which way is away (measured on 62 rendered close-ups: taking
+/// back the centre's shift left the smallest errors, the raised side's overshot); the rest, or
+/// all of it when the way is unknown, is counted in sigma. A wink resting on a third wink
+/// (`raised`: a's, b's) is treated alike.
 fn margin(
     plane: &PlaneView,
     a: &CloseWink,
     b: &CloseWink,
     nominal: &NominalDiameters,
     upper: Option<bool>,
+    raised: (bool, bool),
 ) -> Option<(f64, f64)> {
     let (ra, rb) = (nominal.of(a.size) / 2.0, nominal.of(b.size) / 2.0);
     let sided = plane.sidedness >= MIN_SIDEDNESS;
-    let lift = |w: &CloseWink, r: f64| plane.raised_shift(w.centre, w.axes.0, r, THICKNESS_MM);
+    let lift = |w: &CloseWink, r: f64| plane.raised_shift(w.centre, w.axes.0, r, 0.5 * THICKNESS_MM);
+    // A wink named upper here, or resting on a third wink, is raised.
+    let (a_up, b_up) = (raised.0 || upper == Some(true), raised.1 || upper == Some(false));
     let (mut ca, mut cb) = (a.centre, b.centre);
-    let mut shift = PixelPoint::new(0.0, 0.0);
-    match upper {
-        Some(true) => shift = lift(a, ra),
-        Some(false) => shift = lift(b, rb),
-        None => {}
-    }
     if sided {
-        match upper {
-            Some(true) => ca = ca - shift,
-            Some(false) => cb = cb - shift,
-            None => {}
+        if a_up {
+            ca = ca - lift(a, ra);
+        }
+        if b_up {
+            cb = cb - lift(b, rb);
         }
     }
     let d = cb - ca;
@@ -309,21 +309,21 @@ fn margin(
     // One sd: each outline's fit along the line (edge scatter over √(n/2)) and the edges' own
     // bias; the plane's misfit, as each footprint's error along the line; the walls' true
     // thickness and rounding against the model, across the tilt; the raised rim's displacement
-    // (half of it when its direction is known: the lower's true thickness, and where on its
-    // rounded edge the upper rests; all of it when not); the scale's few per cent of the margin;
-    // the rims' roundness.
+    // not taken back; the scale's few per cent of the margin; the rims' roundness.
     let fit = |w: &CloseWink| w.rms_px / ((w.edges.len().max(3) as f64) / 2.0).sqrt();
     let px =
         (fit(a).powi(2) + fit(b).powi(2) + 2.0 * CLOSE_EDGE_BIAS_PX.powi(2)).sqrt() * mm_per_px_u;
     let model = 0.5 * plane.rms * (ra + rb) * across;
     let wall_sd = WALL_SIGMA_MM * tan_tilt * across;
-    let raised_mm = (shift.dot(u)).abs() * mm_per_px_u;
     // Overlapping footprints mean one wink rests on the other, named or not; and a raised rim
     // displaced away from the lower can make an overlap look like a gap of up to `t tan θ`.
     let disguise = THICKNESS_MM * tan_tilt * across;
-    let raised = match upper {
-        None if m <= -disguise => 0.0,
-        _ => (if sided { 0.5 } else { 1.0 } * raised_mm.max(disguise)).max(MIN_RAISED_SIGMA_MM),
+    let raised = if !(a_up || b_up) && m <= -disguise {
+        0.0
+    } else if (a_up || b_up) && sided {
+        (0.5 * disguise).max(MIN_RAISED_SIGMA_MM)
+    } else {
+        disguise.max(MIN_RAISED_SIGMA_MM)
     };
     let sigma = (px.powi(2)
         + model.powi(2)
@@ -338,7 +338,7 @@ fn margin(
 /// One sd of where the edge finder puts a close-up wink's rim, px: the rim's blur, its rounded
 /// and shaded edge and the contact shadow beside it (measured: flat pairs' margins on 30 rendered
 /// close-ups at 3–7 px/mm had errors of sd ~0.25 mm, about one pixel at each rim).
-const CLOSE_EDGE_BIAS_PX: f64 = 1.0;
+const CLOSE_EDGE_BIAS_PX: f64 = 0.75;
 /// A wink resting on another: the least sd of its raised, tilted rim's displacement, mm (even
 /// seen square on, the tilt moves the outline by about a tenth of the thickness).
 const MIN_RAISED_SIGMA_MM: f64 = 0.15;
@@ -397,7 +397,7 @@ fn fit_close(
     let (mut c, mut r) = (centre, r0);
     let mut last = None;
     for _ in 0..2 {
-        let edges = ray_edges(view, model, colour, c, r, 96);
+        let edges = ray_edges_with(view, model, colour, c, r, 96, EdgeMeasure::Chroma);
         let bg: Vec<PixelPoint> = edges
             .iter()
             .filter(|e| e.beyond == Beyond::Background)
@@ -406,37 +406,28 @@ fn fit_close(
         if bg.len() < 12 {
             return last;
         }
-        let pts: Vector<opencv::core::Point2f> = bg
-            .iter()
-            .map(|p| opencv::core::Point2f::new(p.x as f32, p.y as f32))
-            .collect();
-        let e = imgproc::fit_ellipse(&pts).ok()?;
-        let (a, b) = (
-            (e.size.width.max(e.size.height) / 2.0) as f64,
-            (e.size.width.min(e.size.height) / 2.0) as f64,
-        );
+        // A robust fit: points off the first ellipse by more than 2.5 robust sds (and 0.75 px) —
+        // a shadow's edge, a neighbour's dark rim taken for the felt — are dropped and it is
+        // fitted again, twice at most.
+        let mut kept = bg.clone();
+        let mut fitted = ellipse_of(&kept)?;
+        for _ in 0..2 {
+            let res: Vec<f64> = kept.iter().map(|p| ellipse_residual(&fitted, *p)).collect();
+            let mut abs: Vec<f64> = res.iter().map(|r| r.abs()).collect();
+            abs.sort_by(f64::total_cmp);
+            let cut = (2.5 * 1.4826 * abs[abs.len() / 2]).max(0.75);
+            let inliers: Vec<PixelPoint> = kept.iter().zip(&res).filter(|(_, r)| r.abs() <= cut).map(|(p, _)| *p).collect();
+            if inliers.len() == kept.len() || inliers.len() < 12 {
+                break;
+            }
+            kept = inliers;
+            fitted = ellipse_of(&kept)?;
+        }
+        let (ctr, (a, b), major_dir) = fitted;
         if !(a > 2.0 && b > 0.3 * a) {
             return last;
         }
-        let ang = (e.angle as f64).to_radians();
-        let dir_w = PixelPoint::new(ang.cos(), ang.sin());
-        let major_dir = if e.size.width >= e.size.height {
-            dir_w
-        } else {
-            PixelPoint::new(-dir_w.y, dir_w.x)
-        };
-        let ctr = PixelPoint::new(e.center.x as f64, e.center.y as f64);
-        // Residual: distance along the ray to the ellipse, approximated through the normalised radius.
-        let minor_dir = PixelPoint::new(-major_dir.y, major_dir.x);
-        let res: Vec<f64> = bg
-            .iter()
-            .map(|p| {
-                let d = *p - ctr;
-                let (u, v) = (d.dot(major_dir) / a, d.dot(minor_dir) / b);
-                let rho = (u * u + v * v).sqrt();
-                (rho - 1.0) * d.norm() / rho.max(1e-6)
-            })
-            .collect();
+        let res: Vec<f64> = kept.iter().map(|p| ellipse_residual(&fitted, *p)).collect();
         let rms = (res.iter().map(|x| x * x).sum::<f64>() / res.len() as f64).sqrt();
         c = ctr;
         r = a;
@@ -447,12 +438,37 @@ fn fit_close(
             centre: ctr,
             axes: (a, b),
             major_dir,
-            rim_share: bg.len() as f64 / 96.0,
+            rim_share: kept.len() as f64 / 96.0,
             rms_px: rms,
             edges,
         });
     }
     last
+}
+
+/// An ellipse: centre, semi-axes (major, minor), major axis direction.
+type Ellipse = (PixelPoint, (f64, f64), PixelPoint);
+
+/// OpenCV's least-squares ellipse through `pts`.
+fn ellipse_of(pts: &[PixelPoint]) -> Option<Ellipse> {
+    let v: Vector<opencv::core::Point2f> = pts.iter().map(|p| opencv::core::Point2f::new(p.x as f32, p.y as f32)).collect();
+    let e = imgproc::fit_ellipse(&v).ok()?;
+    let (a, b) = ((e.size.width.max(e.size.height) / 2.0) as f64, (e.size.width.min(e.size.height) / 2.0) as f64);
+    let ang = (e.angle as f64).to_radians();
+    let dir_w = PixelPoint::new(ang.cos(), ang.sin());
+    let major_dir = if e.size.width >= e.size.height { dir_w } else { PixelPoint::new(-dir_w.y, dir_w.x) };
+    Some((PixelPoint::new(e.center.x as f64, e.center.y as f64), (a, b), major_dir))
+}
+
+/// Distance of `p` from the ellipse along the ray from its centre, approximated through the
+/// normalised radius, px (positive outside).
+fn ellipse_residual(e: &Ellipse, p: PixelPoint) -> f64 {
+    let (ctr, (a, b), major_dir) = *e;
+    let minor_dir = PixelPoint::new(-major_dir.y, major_dir.x);
+    let d = p - ctr;
+    let (u, v) = (d.dot(major_dir) / a.max(1e-9), d.dot(minor_dir) / b.max(1e-9));
+    let rho = (u * u + v * v).sqrt();
+    (rho - 1.0) * d.norm() / rho.max(1e-6)
 }
 
 /// Which of two close-up winks is on top (`Some(true)`: `a`), from whose colour stops short of
@@ -620,7 +636,7 @@ mod tests {
             96
         ];
         b.edges = a.edges.clone();
-        let (m, sd) = margin(&plane, &a, &b, &nominal, None).expect("a margin");
+        let (m, sd) = margin(&plane, &a, &b, &nominal, None, (false, false)).expect("a margin");
         let k = (11.0 / 52.0 + 11.0 / 50.0) / 2.0;
         assert!(
             (m + 2.0 * k).abs() < 0.01,
