@@ -273,38 +273,43 @@ fn margin(
     let lift = |w: &CloseWink, r: f64| plane.raised_shift(w.centre, w.axes.0, r, 0.5 * THICKNESS_MM);
     // A wink named upper here, or resting on a third wink, is raised.
     let (a_up, b_up) = (raised.0 || upper == Some(true), raised.1 || upper == Some(false));
-    let (mut ca, mut cb) = (a.centre, b.centre);
-    if sided {
-        if a_up {
+    // The margin with the raised winks' centres moved back (when the photo is sided), with the
+    // line of centres' direction and the pair's scale along it.
+    let measure = |a_up: bool, b_up: bool| -> Option<(f64, PixelPoint, f64, PixelPoint)> {
+        let (mut ca, mut cb) = (a.centre, b.centre);
+        if sided && a_up {
             ca = ca - lift(a, ra);
         }
-        if b_up {
+        if sided && b_up {
             cb = cb - lift(b, rb);
         }
-    }
-    let d = cb - ca;
-    let d_px = d.norm();
-    if d_px < 1e-6 {
-        return None;
-    }
-    let u = d * (1.0 / d_px);
-    let (pa, pb) = (
-        radius_along(&plane.footprint(ca, a.axes.0), u),
-        radius_along(&plane.footprint(cb, b.axes.0), u * -1.0),
-    );
-    if pa <= 0.0 || pb <= 0.0 {
-        return None;
-    }
-    let mm_per_px_u = (ra / pa + rb / pb) / 2.0;
-    let m = (pa + pb - d_px) * mm_per_px_u;
+        let d = cb - ca;
+        let d_px = d.norm();
+        if d_px < 1e-6 {
+            return None;
+        }
+        let u = d * (1.0 / d_px);
+        let (pa, pb) = (radius_along(&plane.footprint(ca, a.axes.0), u), radius_along(&plane.footprint(cb, b.axes.0), u * -1.0));
+        if pa <= 0.0 || pb <= 0.0 {
+            return None;
+        }
+        let mm_per_px_u = (ra / pa + rb / pb) / 2.0;
+        Some(((pa + pb - d_px) * mm_per_px_u, u, mm_per_px_u, (ca + cb) * 0.5))
+    };
+    let (m0, u, mm_per_px_u, mid) = measure(a_up, b_up)?;
     // How much of the line of centres runs along the tilt, and the tilt there.
-    let mid = (ca + cb) * 0.5;
     let tan_tilt = plane.tilt_at(mid).tan();
     let down = lift(a, ra);
-    let across = if down.norm() > 1e-9 {
-        (u.dot(down) / down.norm()).abs()
-    } else {
-        0.0
+    let across = if down.norm() > 1e-9 { (u.dot(down) / down.norm()).abs() } else { 0.0 };
+    // Overlapping footprints mean one wink rests on the other, named or not; and a raised rim
+    // displaced away from the lower can make an overlap look like a gap of up to `t tan θ`.
+    let disguise = THICKNESS_MM * tan_tilt * across;
+    // Resting on each other but which is on top not known: both ways, the mean, and half their
+    // difference as one more sd.
+    let both_ways = sided && !(a_up || b_up) && m0 > -disguise;
+    let (m, which) = match (both_ways, measure(true, false), measure(false, true)) {
+        (true, Some((ma, ..)), Some((mb, ..))) => ((ma + mb) / 2.0, (ma - mb).abs() / 2.0),
+        _ => (m0, 0.0),
     };
     // One sd: each outline's fit along the line (edge scatter over √(n/2)) and the edges' own
     // bias; the plane's misfit, as each footprint's error along the line; the walls' true
@@ -315,13 +320,10 @@ fn margin(
         (fit(a).powi(2) + fit(b).powi(2) + 2.0 * CLOSE_EDGE_BIAS_PX.powi(2)).sqrt() * mm_per_px_u;
     let model = 0.5 * plane.rms * (ra + rb) * across;
     let wall_sd = WALL_SIGMA_MM * tan_tilt * across;
-    // Overlapping footprints mean one wink rests on the other, named or not; and a raised rim
-    // displaced away from the lower can make an overlap look like a gap of up to `t tan θ`.
-    let disguise = THICKNESS_MM * tan_tilt * across;
     let raised = if !(a_up || b_up) && m <= -disguise {
         0.0
-    } else if (a_up || b_up) && sided {
-        (0.5 * disguise).max(MIN_RAISED_SIGMA_MM)
+    } else if sided {
+        (0.5 * disguise).hypot(which).max(MIN_RAISED_SIGMA_MM)
     } else {
         disguise.max(MIN_RAISED_SIGMA_MM)
     };
