@@ -171,12 +171,10 @@ pub fn closeup(
     let biggest = winks.iter().map(|w| w.axes.0).fold(0.0, f64::max);
     let split = biggest * (1.0 + nominal.small_mm / nominal.large_mm) / 2.0;
     for wk in winks.iter_mut() {
-        wk.size = if wk.axes.0 >= split {
-            WinkSize::Large
-        } else {
-            WinkSize::Small
-        };
+        wk.size = if wk.axes.0 >= split { WinkSize::Large } else { WinkSize::Small };
     }
+    // All one size: which one is settled below, from the distance it would put the camera at.
+    let one_size = winks.iter().all(|w| w.size == WinkSize::Large);
     winks.sort_by(|a, b| a.centre.x.total_cmp(&b.centre.x));
     for (k, wk) in winks.iter_mut().enumerate() {
         wk.id = format!("w{}", k + 1);
@@ -194,20 +192,24 @@ pub fn closeup(
             }
         }
     }
-    let shapes: Vec<WinkShape> = winks
-        .iter()
-        .zip(&raised)
-        .map(|(w, &up)| {
-            let tilt = tilt_from_ratio(w.axes.1 / w.axes.0, nominal.of(w.size) / 2.0);
-            WinkShape {
-                centre: w.centre,
-                major_dir: w.major_dir,
-                ratio: tilt.cos(),
-                weight: w.rim_share * if up { 0.1 } else { 1.0 },
-            }
-        })
-        .collect();
-    let plane = PlaneView::fit(&shapes, w as u32, h as u32);
+    let shape_of = |winks: &[CloseWink]| -> Vec<WinkShape> {
+        winks
+            .iter()
+            .zip(&raised)
+            .map(|(w, &up)| {
+                let tilt = tilt_from_ratio(w.axes.1 / w.axes.0, nominal.of(w.size) / 2.0);
+                WinkShape { centre: w.centre, major_dir: w.major_dir, ratio: tilt.cos(), weight: w.rim_share * if up { 0.1 } else { 1.0 } }
+            })
+            .collect()
+    };
+    let mut plane = PlaneView::fit(&shape_of(&winks), w as u32, h as u32);
+    if one_size {
+        let size = one_size_of(&winks, &plane, nominal);
+        if size == WinkSize::Small {
+            winks.iter_mut().for_each(|w| w.size = WinkSize::Small);
+            plane = PlaneView::fit(&shape_of(&winks), w as u32, h as u32);
+        }
+    }
     let mm_per_px = winks
         .iter()
         .map(|w| nominal.of(w.size) / 2.0 / w.axes.0)
@@ -244,6 +246,22 @@ pub fn closeup(
     }
     Ok((pairs, mm_per_px, winks))
 }
+
+/// The size of close-up winks that all look one size (rule 2.1.1: large 22 mm, small 16 mm).
+/// When the photo's perspective fixed the focal length (the pose is sided), each size puts the
+/// camera at its own distance, `f × R / a`: the one nearer the close-up's 10–30 cm (log middle,
+/// [`CLOSEUP_DISTANCE_MM`]) wins. Else small, as a set has two small winks to each large one.
+fn one_size_of(winks: &[CloseWink], plane: &PlaneView, nominal: &NominalDiameters) -> WinkSize {
+    if plane.sidedness < MIN_SIDEDNESS || winks.is_empty() {
+        return WinkSize::Small;
+    }
+    let a = winks.iter().map(|w| w.axes.0).sum::<f64>() / winks.len() as f64;
+    let off = |d_mm: f64| (plane.focal * d_mm / 2.0 / a / CLOSEUP_DISTANCE_MM).ln().abs();
+    if off(nominal.large_mm) < off(nominal.small_mm) { WinkSize::Large } else { WinkSize::Small }
+}
+
+/// A close-up's usual distance, mm: the log middle of 10–30 cm.
+const CLOSEUP_DISTANCE_MM: f64 = 173.0;
 
 /// The footprints' margin (overlap depth along the line of centres, minus the gap) and one
 /// standard deviation of it, mm; `upper` the wink resting on the other (true: `a`), if known.
@@ -301,12 +319,14 @@ fn margin(
     let tan_tilt = plane.tilt_at(mid).tan();
     let down = lift(a, ra);
     let across = if down.norm() > 1e-9 { (u.dot(down) / down.norm()).abs() } else { 0.0 };
-    // Overlapping footprints mean one wink rests on the other, named or not; and a raised rim
-    // displaced away from the lower can make an overlap look like a gap of up to `t tan θ`.
+    // Overlapping footprints mean one wink rests on the other, named or not, and then the
+    // ellipses are extrapolated under the upper's raised rim by up to `t tan θ`. Winks with felt
+    // showing between them (a gap of [`SEEN_GAP_PX`] or more) were measured edge to edge.
     let disguise = THICKNESS_MM * tan_tilt * across;
+    let seen_gap = SEEN_GAP_PX * mm_per_px_u;
     // Resting on each other but which is on top not known: both ways, the mean, and half their
     // difference as one more sd.
-    let both_ways = sided && !(a_up || b_up) && m0 > -disguise;
+    let both_ways = sided && !(a_up || b_up) && m0 > -disguise.min(seen_gap);
     let (m, which) = match (both_ways, measure(true, false), measure(false, true)) {
         (true, Some((ma, ..)), Some((mb, ..))) => ((ma + mb) / 2.0, (ma - mb).abs() / 2.0),
         _ => (m0, 0.0),
@@ -320,7 +340,7 @@ fn margin(
         (fit(a).powi(2) + fit(b).powi(2) + 2.0 * CLOSE_EDGE_BIAS_PX.powi(2)).sqrt() * mm_per_px_u;
     let model = 0.5 * plane.rms * (ra + rb) * across;
     let wall_sd = WALL_SIGMA_MM * tan_tilt * across;
-    let raised = if !(a_up || b_up) && m <= -disguise {
+    let raised = if !(a_up || b_up) && m <= -disguise.min(seen_gap) {
         0.0
     } else if sided {
         (0.5 * disguise).hypot(which).max(MIN_RAISED_SIGMA_MM)
@@ -344,6 +364,9 @@ const CLOSE_EDGE_BIAS_PX: f64 = 0.75;
 /// A wink resting on another: the least sd of its raised, tilted rim's displacement, mm (even
 /// seen square on, the tilt moves the outline by about a tenth of the thickness).
 const MIN_RAISED_SIGMA_MM: f64 = 0.15;
+
+/// A gap this wide in the image shows felt between two winks, px: both rims were measured there.
+const SEEN_GAP_PX: f64 = 2.0;
 
 /// The photo must fit its pose this many times better than the pose tilted the other way before
 /// a raised wink's shift is taken back (else it joins sigma).
@@ -597,6 +620,19 @@ mod tests {
         let a = wink(Colour::Red, PixelPoint::new(100.0, 100.0), 60.0);
         let b = wink(Colour::Red, PixelPoint::new(212.0, 100.0), 60.0);
         assert_eq!(close_upper(&a, &b), None);
+    }
+
+    /// Winks that all look one size are sized by the distance each size would put the camera
+    /// at, when the photo's perspective fixed the focal length; else they are taken as small.
+    #[test]
+    fn one_size_winks_are_sized_by_the_distance_they_imply() {
+        let nominal = NominalDiameters { large_mm: 22.0, small_mm: 16.0 };
+        let plane = |sidedness: f64| PlaneView { normal: nalgebra::Vector3::new(0.0, 0.0, -1.0), focal: 2000.0, principal: PixelPoint::new(960.0, 540.0), rms: 0.0, sidedness };
+        // 17 cm away: a large wink's radius is 2000 × 11 / 170 px, a small one's 2000 × 8 / 170.
+        let seen = |r_mm: f64| vec![wink(Colour::Red, PixelPoint::new(900.0, 540.0), 2000.0 * r_mm / 170.0), wink(Colour::Blue, PixelPoint::new(1100.0, 540.0), 2000.0 * r_mm / 170.0)];
+        assert_eq!(one_size_of(&seen(11.0), &plane(50.0), &nominal), WinkSize::Large);
+        assert_eq!(one_size_of(&seen(8.0), &plane(50.0), &nominal), WinkSize::Small);
+        assert_eq!(one_size_of(&seen(11.0), &plane(1.0), &nominal), WinkSize::Small, "an unsided pose does not fix the focal length");
     }
 
     /// The tilt read from a silhouette's axis ratio is the one that drew it, wall included.
