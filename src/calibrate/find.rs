@@ -26,6 +26,9 @@ const MIN_LINE_POINTS: usize = 15;
 const RAYS: usize = 720;
 /// A change from the felt (CIE Lab, 8-bit scale, lightness weighted) that may be the mat's edge.
 const STEP_LAB: f64 = 10.0;
+/// The felt's reference follows a ray's colour only where it differs by at most this much
+/// (vignetting and soft shadows change by far less per pixel; an edge forming, by more).
+const FOLLOW_LAB: f64 = 0.5 * STEP_LAB;
 /// Pixels (in the shrunk frame) a change must last to be the mat's edge rather than a wink or a
 /// baseline.
 const PERSIST_PX: usize = 10;
@@ -121,8 +124,10 @@ pub fn rough(bgr: &Mat) -> Result<Rough, CalibrateError> {
                         hit = Some(r);
                         break;
                     }
-                } else {
-                    // Follow the felt slowly.
+                } else if diff(c, reference) <= FOLLOW_LAB {
+                    // Follow the felt slowly, on small changes only: a soft, low-contrast edge
+                    // (tan felt on a pale table, blurred over a few pixels) rises in steps under
+                    // STEP_LAB, and following those walked the reference out onto the table.
                     for ch in 0..3 {
                         reference[ch] += 0.2 * (c[ch] - reference[ch]);
                     }
@@ -399,6 +404,27 @@ mod tests {
         for c in truth {
             let d = r.corners.iter().map(|p| p.distance(c)).fold(f64::INFINITY, f64::min);
             assert!(d < 3.0, "corner {c:?} missed by {d:.1} px: {:?}", r.corners);
+        }
+    }
+
+    /// Tan felt on a pale table, the edge blurred over a few pixels (clip-00213's mat): the
+    /// colour rises across the edge in steps each under the edge threshold, and the felt's
+    /// reference must not follow them out onto the table.
+    #[test]
+    fn a_soft_low_contrast_edge_is_found() {
+        // BGR of Lab ≈ (74, 5, 19) felt and (82, 5, 7) table.
+        let mut img = Mat::new_rows_cols_with_default(360, 640, CV_8UC3, Scalar::new(196.0, 202.0, 214.0, 0.0)).expect("image");
+        let (x0, y0, x1, y1) = (240, 20, 400, 340);
+        let quad: Vector<Point> = Vector::from_iter([Point::new(x0, y0), Point::new(x1, y0), Point::new(x1, y1), Point::new(x0, y1)]);
+        let polys: Vector<Vector<Point>> = Vector::from_iter([quad]);
+        imgproc::fill_poly(&mut img, &polys, Scalar::new(152.0, 181.0, 203.0, 0.0), imgproc::LINE_8, 0, Point::new(0, 0)).expect("mat");
+        let mut soft = Mat::default();
+        imgproc::gaussian_blur(&img, &mut soft, opencv::core::Size::new(0, 0), 2.5, 0.0, opencv::core::BORDER_REPLICATE).expect("blur");
+        let r = rough(&soft).expect("found");
+        let truth = [(x0, y0), (x1, y0), (x1, y1), (x0, y1)].map(|(x, y)| PixelPoint::new(x as f64, y as f64));
+        for c in truth {
+            let d = r.corners.iter().map(|p| p.distance(c)).fold(f64::INFINITY, f64::min);
+            assert!(d < 4.0, "corner {c:?} missed by {d:.1} px: {:?}", r.corners);
         }
     }
 }
