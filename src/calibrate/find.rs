@@ -388,23 +388,34 @@ mod tests {
     use super::*;
     use opencv::core::{Point, Scalar, Vector, CV_8UC3};
 
+    /// A 640×360 frame of `table` colour with a `felt` rectangle (x0, y0, x1, y1), both BGR.
+    fn mat_on_table(table: [f64; 3], felt: [f64; 3], (x0, y0, x1, y1): (i32, i32, i32, i32)) -> Mat {
+        let bgr = |c: [f64; 3]| Scalar::new(c[0], c[1], c[2], 0.0);
+        let mut img = Mat::new_rows_cols_with_default(360, 640, CV_8UC3, bgr(table)).expect("image");
+        let quad: Vector<Point> = Vector::from_iter([Point::new(x0, y0), Point::new(x1, y0), Point::new(x1, y1), Point::new(x0, y1)]);
+        let polys: Vector<Vector<Point>> = Vector::from_iter([quad]);
+        imgproc::fill_poly(&mut img, &polys, bgr(felt), imgproc::LINE_8, 0, Point::new(0, 0)).expect("mat");
+        img
+    }
+
+    /// Every corner of the rectangle (x0, y0, x1, y1) has a rough corner within `tol` px.
+    fn assert_corners(r: &Rough, (x0, y0, x1, y1): (i32, i32, i32, i32), tol: f64) {
+        let truth = [(x0, y0), (x1, y0), (x1, y1), (x0, y1)].map(|(x, y)| PixelPoint::new(x as f64, y as f64));
+        for c in truth {
+            let d = r.corners.iter().map(|p| p.distance(c)).fold(f64::INFINITY, f64::min);
+            assert!(d < tol, "corner {c:?} missed by {d:.1} px: {:?}", r.corners);
+        }
+    }
+
     /// A felt rectangle on a dark table with something dark (the pot, a hand) just beside the
     /// frame's centre: the rays from the centre see little of the mat's right side, and the outline
     /// must still be the rectangle's (another origin sees the whole mat).
     #[test]
     fn something_beside_the_centre_does_not_hide_a_side() {
-        let mut img = Mat::new_rows_cols_with_default(360, 640, CV_8UC3, Scalar::new(50.0, 50.0, 50.0, 0.0)).expect("image");
-        let (x0, y0, x1, y1) = (40, 30, 600, 330);
-        let quad: Vector<Point> = Vector::from_iter([Point::new(x0, y0), Point::new(x1, y0), Point::new(x1, y1), Point::new(x0, y1)]);
-        let polys: Vector<Vector<Point>> = Vector::from_iter([quad]);
-        imgproc::fill_poly(&mut img, &polys, Scalar::new(150.0, 130.0, 110.0, 0.0), imgproc::LINE_8, 0, Point::new(0, 0)).expect("mat");
+        let rect = (40, 30, 600, 330);
+        let mut img = mat_on_table([50.0; 3], [150.0, 130.0, 110.0], rect);
         imgproc::circle(&mut img, Point::new(352, 180), 26, Scalar::new(40.0, 40.0, 160.0, 0.0), -1, imgproc::LINE_8, 0).expect("pot");
-        let r = rough(&img).expect("found");
-        let truth = [(x0, y0), (x1, y0), (x1, y1), (x0, y1)].map(|(x, y)| PixelPoint::new(x as f64, y as f64));
-        for c in truth {
-            let d = r.corners.iter().map(|p| p.distance(c)).fold(f64::INFINITY, f64::min);
-            assert!(d < 3.0, "corner {c:?} missed by {d:.1} px: {:?}", r.corners);
-        }
+        assert_corners(&rough(&img).expect("found"), rect, 3.0);
     }
 
     /// Tan felt on a pale table, the edge blurred over a few pixels (clip-00213's mat): the
@@ -412,19 +423,11 @@ mod tests {
     /// reference must not follow them out onto the table.
     #[test]
     fn a_soft_low_contrast_edge_is_found() {
-        // BGR of Lab ≈ (74, 5, 19) felt and (82, 5, 7) table.
-        let mut img = Mat::new_rows_cols_with_default(360, 640, CV_8UC3, Scalar::new(196.0, 202.0, 214.0, 0.0)).expect("image");
-        let (x0, y0, x1, y1) = (240, 20, 400, 340);
-        let quad: Vector<Point> = Vector::from_iter([Point::new(x0, y0), Point::new(x1, y0), Point::new(x1, y1), Point::new(x0, y1)]);
-        let polys: Vector<Vector<Point>> = Vector::from_iter([quad]);
-        imgproc::fill_poly(&mut img, &polys, Scalar::new(152.0, 181.0, 203.0, 0.0), imgproc::LINE_8, 0, Point::new(0, 0)).expect("mat");
+        // BGR of Lab ≈ (82, 5, 7) table and (74, 5, 19) felt.
+        let rect = (240, 20, 400, 340);
+        let img = mat_on_table([196.0, 202.0, 214.0], [152.0, 181.0, 203.0], rect);
         let mut soft = Mat::default();
         imgproc::gaussian_blur(&img, &mut soft, opencv::core::Size::new(0, 0), 2.5, 0.0, opencv::core::BORDER_REPLICATE).expect("blur");
-        let r = rough(&soft).expect("found");
-        let truth = [(x0, y0), (x1, y0), (x1, y1), (x0, y1)].map(|(x, y)| PixelPoint::new(x as f64, y as f64));
-        for c in truth {
-            let d = r.corners.iter().map(|p| p.distance(c)).fold(f64::INFINITY, f64::min);
-            assert!(d < 4.0, "corner {c:?} missed by {d:.1} px: {:?}", r.corners);
-        }
+        assert_corners(&rough(&soft).expect("found"), rect, 4.0);
     }
 }
