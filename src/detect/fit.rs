@@ -338,7 +338,6 @@ mod tests {
     use crate::detect::colour::Lab;
     use opencv::core::{Mat, Point, Scalar, CV_8UC3};
     use opencv::imgproc;
-    use opencv::prelude::*;
 
     /// A green wink (radius 40 px) on grey felt, with or without its shadow: a ring 6 px wide at
     /// 40% light.
