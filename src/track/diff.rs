@@ -1,7 +1,7 @@
 //! Between two settled positions: which wink is which, and what the shot did.
 //!
 //! Identities: a wink found again of its colour where an old one stayed put (within a shot's least
-//! move, or within its footprint where the picture has not changed) is that wink, whatever size
+//! move, or overlapping its footprint where the picture has not changed) is that wink, whatever size
 //! it was read as this time. The others of each colour in the new position are assigned to those
 //! of the old one by the *exact* minimum total distance moved, a change of size counting as a long
 //! move, among assignments that match as many winks as possible. Usually one to three winks move in a shot and the rest stay within a
@@ -270,11 +270,13 @@ pub fn track(old: Option<&Position>, new: &Position, ruleset: Ruleset, unchanged
     };
     let nominal = &ruleset.spec().winks;
     // Whether an old wink read again `d` mm from where it was stayed put: less than a shot's least
-    // move, or within its own footprint where the picture has not changed (a frame of few pixels
-    // per mm reads a resting wink a few mm off).
+    // move, or where the picture has not changed round its footprint, any reading whose footprint
+    // overlaps the old one (a frame of few pixels per mm reads a resting wink a few mm off, and a
+    // faint one, green on green felt, over ten). No other wink can have come to rest there:
+    // its footprint would reach into the old one, whose picture did not change.
     let still = |w: &Wink, d: f64| {
         let r = w.radius_mm(nominal);
-        d < MOVE_MIN_MM || w.centre_mm.is_some_and(|p| d < r && unchanged(p, r))
+        d < MOVE_MIN_MM || w.centre_mm.is_some_and(|p| d < r + nominal.small_mm / 2.0 && unchanged(p, r))
     };
     let matches = match_winks(&old.winks, &new.winks, &still);
     let mut next_id = old.winks.iter().chain(new.winks.iter()).filter_map(|w| id_number(&w.id)).max().unwrap_or(0) + 1;
@@ -487,6 +489,13 @@ mod tests {
         // Where the picture changed, the same reading is a move.
         let t = track(Some(&old), &new, Ruleset::Etwa2012, &|_, _| false)?;
         assert_eq!(t.shot.moved.len(), 2, "{:?}", t.shot);
+        // A faint wink read 12 mm off (its footprint still overlaps the old one, 8 mm round) where
+        // nothing changed stayed put; 20 mm off, no footprint of it overlaps: a move.
+        for (off, moved) in [(12.0, false), (20.0, true)] {
+            let new = position(shuffled(&[wink("b1", Blue, Small, 100.0 + off, 100.0, InPlay), wink("b2", Blue, Small, 300.0, 250.0, InPlay)]), &[]);
+            let t = track(Some(&old), &new, Ruleset::Etwa2012, &still_round_b1)?;
+            assert_eq!(t.shot.moved.iter().any(|m| m.id == "b1"), moved, "{off} mm: {:?}", t.shot);
+        }
         Ok(())
     }
 

@@ -12,6 +12,7 @@ pub mod diff;
 pub mod events;
 pub mod run;
 pub mod settle;
+pub mod warp;
 
 use crate::analyze::{analyze_frame, Analysis, AnalyzeError, AnalyzeOptions};
 use crate::calibrate::{self, lens::Lens, CalibrateError, CalibrateOptions, Calibration};
@@ -115,6 +116,9 @@ pub struct Tracker<A: Analyser> {
     cal_state: CalState,
     /// The analysis of the current settled position, its position the tracked one.
     analysis: Option<Analysis>,
+    /// The last settled frame at full size and the calibration it was seen through: after a
+    /// knock it is redrawn into the new view to serve as the settle detector's reference again.
+    settled_frame: Option<(Mat, Calibration)>,
     stats: TrackStats,
     warnings: Vec<String>,
 }
@@ -132,6 +136,7 @@ impl<A: Analyser> Tracker<A> {
             calibration,
             cal_state: CalState::Unknown,
             analysis: None,
+            settled_frame: None,
             stats: TrackStats::default(),
             warnings: Vec::new(),
         }
@@ -197,12 +202,33 @@ impl<A: Analyser> Tracker<A> {
                 self.calibration = Some(cal);
                 self.cal_state = CalState::Good;
                 self.update_region(factor);
+                self.rebase_reference(frame);
                 true
             }
             Err(e) => {
                 self.lose_calibration(frame, format!("cannot calibrate: {e}"), out);
                 false
             }
+        }
+    }
+
+    /// After a recalibration, the last settled frame redrawn into the new view becomes the settle
+    /// detector's reference again: the picture comparison that keeps winks the detector misses in
+    /// place, and resting winks read a few mm off from moving, survives a knocked camera.
+    fn rebase_reference(&mut self, frame: &Frame) {
+        let (Some((old, old_cal)), Some(cal), Some(shrinker)) = (&self.settled_frame, &self.calibration, self.shrinker.as_mut()) else { return };
+        if old.cols() != frame.image.cols() || old.rows() != frame.image.rows() {
+            return;
+        }
+        // The two calibrations may have put +x at opposite ends of the mat; a knock moves the
+        // corners a little, so the old one's convention is the one whose corners lie nearer.
+        let spread = |c: &Calibration| c.corners_px.iter().zip(&cal.corners_px).map(|(a, b)| a.distance(*b)).sum::<f64>();
+        let turned = old_cal.half_turned(old_cal.orientation);
+        let old_cal = if spread(&turned) < spread(old_cal) { &turned } else { old_cal };
+        let mut small = SmallFrame::default();
+        match warp::between(old, old_cal, cal).and_then(|w| shrinker.shrink(&w, &mut small)) {
+            Ok(()) => self.detector.set_reference(small),
+            Err(e) => self.warnings.push(format!("frame {}: the last settled frame could not be redrawn in the new view: {e}", frame.index)),
         }
     }
 
@@ -289,6 +315,9 @@ impl<A: Analyser> Tracker<A> {
         let change = self.detector.changed_since_reference(&self.small);
         // Either way this still scene has been dealt with: the next settle needs motion first.
         self.detector.accept(&self.small);
+        // Whether the camera's view changed since the last settle (a knock, recalibrated).
+        let view_changed = self.settled_frame.as_ref().is_some_and(|(_, old)| old != cal);
+        self.settled_frame = frame.image.try_clone().ok().map(|m| (m, cal.clone()));
         let mut analysis = match analysed {
             Ok(a) => a,
             Err(e) => {
@@ -297,9 +326,12 @@ impl<A: Analyser> Tracker<A> {
                 return;
             }
         };
-        let (w, h, cal) = (self.small.width, self.small.height, &self.calibration);
+        // Footprints are mapped into the picture by the analysis's calibration: the one its mat
+        // frame is in (the analysis may have turned the tracker's half round, by the winks in
+        // their home corners).
+        let (w, h, cal) = (self.small.width, self.small.height, &analysis.calibration);
         let unchanged = |p: crate::geometry::MatPoint, r_mm: f64| -> bool {
-            let (Some(change), Some(cal)) = (&change, cal) else { return false };
+            let Some(change) = &change else { return false };
             let (Some(c), Some(e)) = (cal.mat_to_image(p), cal.mat_to_image(p + crate::geometry::MatPoint::new(r_mm, 0.0))) else { return false };
             change.clear_around(c, c.distance(e), factor, w, h)
         };
@@ -316,6 +348,10 @@ impl<A: Analyser> Tracker<A> {
                 f.id.clone_from(id);
             }
         }
+        let mut tracked = tracked;
+        if view_changed {
+            reproject_kept(&mut tracked.position, &analysis.calibration);
+        }
         let had_previous = self.analysis.is_some();
         out.push(Event::new(frame.index, frame.t_s, EventKind::Settled { position: Box::new(tracked.position.clone()) }));
         if had_previous {
@@ -330,6 +366,17 @@ impl<A: Analyser> Tracker<A> {
     }
 }
 
+/// Winks kept by reasoning carry the picture position they were last seen at; after the view
+/// changed (a knock) that is where the old view had them, so it is taken from their footprint
+/// through the new calibration instead (the top face of a flat wink, straight above it).
+fn reproject_kept(position: &mut Position, cal: &Calibration) {
+    for w in position.winks.iter_mut().filter(|w| w.extra.contains_key("inferred")) {
+        if let Some(p) = w.centre_mm {
+            w.centre_px = cal.mat_to_image_at(p, crate::detect::fit::THICKNESS_MM);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -337,8 +384,13 @@ mod tests {
 
     /// A calibration of a 1828.8 × 914.4 mm mat filling a 320 × 180 frame's middle.
     pub(crate) fn flat_calibration(w: u32, h: u32) -> Result<Calibration, Box<dyn std::error::Error>> {
+        calibration_with_corners(w, h, [(20.0, 20.0), (300.0, 20.0), (300.0, 160.0), (20.0, 160.0)])
+    }
+
+    /// A pinhole calibration putting the mat's corners (contract order) at these pixels.
+    pub(crate) fn calibration_with_corners(w: u32, h: u32, corners: [(f64, f64); 4]) -> Result<Calibration, Box<dyn std::error::Error>> {
         let mat = MatSpec::STANDARD;
-        let corners = [PixelPoint::new(20.0, 20.0), PixelPoint::new(300.0, 20.0), PixelPoint::new(300.0, 160.0), PixelPoint::new(20.0, 160.0)];
+        let corners = corners.map(|(x, y)| PixelPoint::new(x, y));
         let g = calibrate::fit::homography_from_4(&mat.corners(), &corners).ok_or("homography")?;
         Ok(Calibration {
             width: w,
@@ -363,12 +415,17 @@ mod tests {
         fits: bool,
         analysed: Vec<u64>,
         calibrations: usize,
+        /// The calibration of a knocked camera (frames whose felt no longer covers (22, 22)).
+        bumped: Option<Calibration>,
+        /// What each analysis finds, in turn (none once these run out).
+        seen: Vec<Vec<crate::report::position::Wink>>,
     }
 
     impl Analyser for Fake {
-        fn calibrate(&mut self, _frame: &Mat) -> Result<Calibration, CalibrateError> {
+        fn calibrate(&mut self, frame: &Mat) -> Result<Calibration, CalibrateError> {
             self.calibrations += 1;
-            Ok(self.cal.clone())
+            let felt = frame.at_2d::<opencv::core::Vec3b>(22, 22).map(|p| p[1] == 120).unwrap_or(false);
+            Ok(self.bumped.clone().filter(|_| !felt).unwrap_or_else(|| self.cal.clone()))
         }
         fn still_fits(&mut self, frame: &Mat, _cal: &Calibration) -> Result<bool, CalibrateError> {
             // Fits while the mat's corner is where it was first seen (not bumped).
@@ -376,8 +433,9 @@ mod tests {
             Ok(self.fits && felt)
         }
         fn analyse(&mut self, _frame: &Mat, cal: &Calibration, source: Source) -> Result<Analysis, AnalyzeError> {
+            let winks = self.seen.get(self.analysed.len()).cloned().unwrap_or_default();
             self.analysed.push(source.frame.unwrap_or(0));
-            let position = Position { source: Some(source), ..Position::of_winks(Vec::new(), Vec::new()) };
+            let position = Position { source: Some(source), ..Position::of_winks(winks, Vec::new()) };
             Ok(Analysis { position, calibration: cal.clone(), detections: Default::default() })
         }
     }
@@ -407,7 +465,7 @@ mod tests {
 
     #[test]
     fn rest_shot_rest_gives_two_settles_and_one_motion() -> Result<(), Box<dyn std::error::Error>> {
-        let fake = Fake { cal: flat_calibration(320, 180)?, fits: true, analysed: Vec::new(), calibrations: 0 };
+        let fake = Fake { cal: flat_calibration(320, 180)?, fits: true, analysed: Vec::new(), calibrations: 0, bumped: None, seen: Vec::new() };
         // Rest 1 s, a hand comes in and stays still 1 s (longer than the settle time), the wink
         // slides while the hand leaves, rest 1 s.
         let mut frames: Vec<(i32, bool, i32)> = vec![(100, false, 0); 30];
@@ -426,7 +484,7 @@ mod tests {
 
     #[test]
     fn a_bumped_camera_is_lost_and_found() -> Result<(), Box<dyn std::error::Error>> {
-        let fake = Fake { cal: flat_calibration(320, 180)?, fits: true, analysed: Vec::new(), calibrations: 0 };
+        let fake = Fake { cal: flat_calibration(320, 180)?, fits: true, analysed: Vec::new(), calibrations: 0, bumped: None, seen: Vec::new() };
         // Rest, then the camera is knocked 6 px and rests again.
         let mut frames: Vec<(i32, bool, i32)> = vec![(100, false, 0); 30];
         frames.extend(vec![(100, false, 6); 30]);
@@ -435,6 +493,65 @@ mod tests {
         assert_eq!(kinds, ["settled", "motion", "calibration_lost", "calibration_ok", "settled", "shot"], "{events:#?}");
         assert_eq!(fake.calibrations, 2);
         assert_eq!(fake.analysed.len(), 2);
+        Ok(())
+    }
+
+    /// The camera is knocked between two settles and nothing on the mat moves; the detector
+    /// misses one wink the second time and reads another 4 mm off. The last settled frame,
+    /// redrawn into the new view, shows both places unchanged: the missed wink is kept where it
+    /// was (not taken into the pot) and the other did not move.
+    #[test]
+    fn after_a_knock_unchanged_places_are_still_recognised() -> Result<(), Box<dyn std::error::Error>> {
+        use crate::geometry::MatPoint;
+        use crate::report::position::{Colour, Wink, WinkSize, WinkState};
+        use opencv::core::{Point, Scalar};
+        const BUMP: i32 = 6;
+        let cal = flat_calibration(320, 180)?;
+        let bumped = calibration_with_corners(320, 180, [(26.0, 26.0), (306.0, 26.0), (306.0, 166.0), (26.0, 166.0)])?;
+        // Two winks on grey felt; the knock shifts the whole picture.
+        let scene = |index: u64, shift: i32| -> Result<Frame, Box<dyn std::error::Error>> {
+            let mut m = Mat::new_rows_cols_with_default(180, 320, opencv::core::CV_8UC3, Scalar::new(60.0, 60.0, 60.0, 0.0))?;
+            opencv::imgproc::rectangle_points(&mut m, Point::new(20 + shift, 20 + shift), Point::new(300 + shift, 160 + shift), Scalar::new(110.0, 120.0, 115.0, 0.0), -1, opencv::imgproc::LINE_8, 0)?;
+            for (x, y) in [(100, 90), (200, 60)] {
+                opencv::imgproc::circle(&mut m, Point::new(x + shift, y + shift), 3, Scalar::new(200.0, 40.0, 40.0, 0.0), -1, opencv::imgproc::LINE_8, 0)?;
+            }
+            Ok(Frame { index, t_s: index as f64 / 30.0, image: m })
+        };
+        let at = |x: f64, y: f64| cal.image_to_mat(PixelPoint::new(x, y)).ok_or("off the mat");
+        let wink = |id: &str, p: MatPoint| Wink {
+            id: id.into(),
+            colour: Colour::Blue,
+            size: WinkSize::Large,
+            diameter_mm: None,
+            centre_px: cal.mat_to_image(p),
+            centre_mm: Some(p),
+            level: None,
+            state: WinkState::InPlay,
+            confidence: None,
+            left_mm: None,
+            extra: Default::default(),
+        };
+        let (p1, p2) = (at(100.0, 90.0)?, at(200.0, 60.0)?);
+        let seen = vec![vec![wink("d1", p1), wink("d2", p2)], vec![wink("d1", p2 + MatPoint::new(4.0, 0.0))]];
+        let fake = Fake { cal: cal.clone(), fits: true, analysed: Vec::new(), calibrations: 0, bumped: Some(bumped), seen };
+        let opts = TrackerOptions { settle: SettleOptions::default(), ruleset: Ruleset::Etwa2012, source_path: Some("test".into()) };
+        let mut t = Tracker::new(fake, opts, None);
+        let mut out = Vec::new();
+        for k in 0..60u64 {
+            t.push(&scene(k, if k < 30 { 0 } else { BUMP })?, &mut out)?;
+        }
+        let kinds: Vec<&str> = out.iter().map(|e| e.kind_name()).filter(|k| *k != "flag").collect();
+        assert_eq!(kinds, ["settled", "motion", "calibration_lost", "calibration_ok", "settled", "shot"], "{out:#?}");
+        let shot = out.iter().find_map(|e| match &e.kind {
+            EventKind::Shot(s) => Some(s.clone()),
+            _ => None,
+        });
+        let shot = shot.ok_or("no shot")?;
+        assert!(shot.moved.is_empty() && shot.potted.is_empty(), "nothing moved: {shot:?}");
+        assert_eq!(shot.inferred, vec![diff::Inferred { id: "d1".into(), under: diff::IN_PLACE.into() }], "{shot:?}");
+        // The wink kept in place is drawn where the knocked camera now sees it.
+        let kept = t.current().and_then(|p| p.winks.iter().find(|w| w.id == "d1")).and_then(|w| w.centre_px).ok_or("d1 kept")?;
+        assert!(kept.distance(PixelPoint::new(100.0 + BUMP as f64, 90.0 + BUMP as f64)) < 0.5, "{kept:?}");
         Ok(())
     }
 }

@@ -494,6 +494,11 @@ impl SettleDetector {
         self.reference = None;
     }
 
+    /// Makes `small` the last settled frame (one redrawn from before a knock into the new view).
+    pub fn set_reference(&mut self, small: SmallFrame) {
+        self.reference = Some(small);
+    }
+
     /// Whether a last settled frame is held.
     pub fn has_reference(&self) -> bool {
         self.reference.is_some()
