@@ -795,11 +795,11 @@ impl<A: winkeye::track::Analyser> winkeye::track::run::Hooks<A> for ReplayOutput
         use winkeye::track::run::RunError;
         if let Some(path) = self.annotated_path {
             if self.annotated.is_none() {
-                let size = (opencv::prelude::MatTraitConst::cols(&frame.image) as u32, opencv::prelude::MatTraitConst::rows(&frame.image) as u32);
-                self.annotated = Some(winkeye::track::annotate::AnnotatedWriter::create(path, self.fps, size).map_err(RunError::output)?);
+                self.annotated = Some(winkeye::track::annotate::AnnotatedWriter::create(path, self.fps, frame.full_size).map_err(RunError::output)?);
             }
             if let Some(w) = self.annotated.as_mut() {
-                w.write(&frame.image, tracker.current_analysis(), tracker.stats().settled).map_err(RunError::output)?;
+                let image = frame.full().map_err(RunError::output)?;
+                w.write(&image, tracker.current_analysis(), tracker.stats().settled).map_err(RunError::output)?;
             }
         }
         self.bar.inc(1);
@@ -817,11 +817,16 @@ fn cmd_replay(args: &ReplayArgs) -> Result<()> {
     use winkeye::track::events::EventSink;
     use winkeye::track::run::Ending;
     // Input first: a missing or unreadable video fails here, before any output exists.
-    let source = winkeye::capture::open_recorded(&args.video)?;
+    let mut source = winkeye::capture::open_recorded(&args.video)?;
     if let Some(p) = &args.annotated {
         winkeye::track::annotate::codec_for(p)?;
     }
     let mut tracker = tracker_for(args.calibration.as_deref(), args.ruleset, args.settle, source.describe())?;
+    // Only the settle detector sees most frames, at a few mm a cell: decode those at a fraction
+    // of full size where the source can (MJPEG), unless every frame is written out annotated.
+    if let (None, Some((width, _))) = (&args.annotated, source.frame_size()) {
+        source.reduce(tracker.decode_reduction(width));
+    }
     let fps = source.fps().unwrap_or(winkeye::capture::source::DEFAULT_SEQUENCE_FPS);
     let total = source.frame_count().unwrap_or(0);
     let mut source = winkeye::capture::prefetch(source, 4)?;

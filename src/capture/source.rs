@@ -85,8 +85,41 @@ pub struct Frame {
     /// Time of the frame, in seconds: into the footage for recorded sources, since the start for
     /// a camera.
     pub t_s: f64,
-    /// The picture, 8-bit BGR.
+    /// The picture, 8-bit BGR: full size, or a fraction of it ([`Frame::reduced`]) when the
+    /// source was asked to decode cheaply ([`FrameSource::reduce`]).
     pub image: Mat,
+    /// 1 when `image` is full size; 2, 4 or 8 when a JPEG frame was decoded at that fraction of
+    /// its width and height (libjpeg scales in the DCT, so this costs a fraction of a full decode).
+    pub reduced: u32,
+    /// The compressed frame a reduced `image` was decoded from, so the full-size picture can be
+    /// had when it is needed ([`Frame::full`]).
+    pub encoded: Option<Arc<opencv::core::Vector<u8>>>,
+    /// Full width and height, in pixels (of the full-size picture, also when `image` is reduced).
+    pub full_size: (u32, u32),
+}
+
+impl Frame {
+    /// A full-size frame.
+    pub fn new(index: u64, t_s: f64, image: Mat) -> Frame {
+        let full_size = (image.cols().max(0) as u32, image.rows().max(0) as u32);
+        Frame { index, t_s, image, reduced: 1, encoded: None, full_size }
+    }
+
+    /// The full-size picture: `image` itself, or decoded from the compressed frame when `image`
+    /// is reduced.
+    pub fn full(&self) -> opencv::Result<std::borrow::Cow<'_, Mat>> {
+        if self.reduced <= 1 {
+            return Ok(std::borrow::Cow::Borrowed(&self.image));
+        }
+        let Some(encoded) = &self.encoded else {
+            return Err(opencv::Error::new(opencv::core::StsError, format!("frame {}: reduced, and its compressed data was not kept", self.index)));
+        };
+        let image = opencv::imgcodecs::imdecode(encoded.as_ref(), opencv::imgcodecs::IMREAD_COLOR)?;
+        if image.empty() || (image.cols().max(0) as u32, image.rows().max(0) as u32) != self.full_size {
+            return Err(opencv::Error::new(opencv::core::StsError, format!("frame {}: the compressed frame does not decode at full size", self.index)));
+        }
+        Ok(std::borrow::Cow::Owned(image))
+    }
 }
 
 /// What a source has to say next.
@@ -132,6 +165,16 @@ pub trait FrameSource: Send {
     fn is_live(&self) -> bool {
         false
     }
+    /// Asks for the frames that follow to be decoded at 1/`by` of their width and height where
+    /// that is cheaper (MJPEG video), keeping the compressed frame for [`Frame::full`]. Returns
+    /// the reduction granted: 1 (full size, the default) where the source cannot.
+    fn reduce(&mut self, _by: u32) -> u32 {
+        1
+    }
+    /// Full frame width and height in pixels, when known before the frames are taken.
+    fn frame_size(&self) -> Option<(u32, u32)> {
+        None
+    }
 }
 
 /// Silences OpenCV's own warnings on stderr (a bad file would otherwise print several lines
@@ -162,6 +205,18 @@ pub const DEFAULT_SEQUENCE_FPS: f64 = 30.0;
 /// frames the container declares are counted as skipped).
 const MAX_CONSECUTIVE_FAILURES: u32 = 25;
 
+/// Bytes at the end of a JPEG packet searched for its end-of-image marker (containers pad packets).
+const JPEG_TAIL_SLACK: usize = 16;
+
+/// One attempt to read a frame.
+enum Read {
+    Frame(Frame),
+    /// A frame was there but could not be had (corrupt, cut short).
+    Bad,
+    /// No more frames in the file.
+    End,
+}
+
 /// A video file read through OpenCV's `VideoCapture` (FFmpeg): avi (MJPG), mp4, mkv, …
 pub struct VideoFile {
     path: PathBuf,
@@ -174,6 +229,11 @@ pub struct VideoFile {
     pending: Option<Frame>,
     buf: Mat,
     done: bool,
+    /// Frames come as compressed JPEG packets (MJPEG) decoded here at 1/`reduce` size.
+    raw: bool,
+    reduce: u32,
+    /// Full frame size, from the first frame.
+    full_size: (u32, u32),
 }
 
 impl VideoFile {
@@ -197,9 +257,12 @@ impl VideoFile {
         }
         let fps = cap.get(videoio::CAP_PROP_FPS).ok().filter(|f| f.is_finite() && *f > 0.0 && *f < 1000.0);
         let declared = cap.get(videoio::CAP_PROP_FRAME_COUNT).ok().filter(|n| n.is_finite() && *n >= 1.0).map(|n| n as u64);
-        let mut v = VideoFile { path: path.to_owned(), cap, fps, declared, next_index: 0, read: 0, skipped: 0, pending: None, buf: Mat::default(), done: false };
+        let mut v = VideoFile { path: path.to_owned(), cap, fps, declared, next_index: 0, read: 0, skipped: 0, pending: None, buf: Mat::default(), done: false, raw: false, reduce: 1, full_size: (0, 0) };
         match v.decode_next()? {
-            Some(f) => v.pending = Some(f),
+            Some(f) => {
+                v.full_size = f.full_size;
+                v.pending = Some(f);
+            }
             None => return Err(SourceError::NotVideo { path: path.to_owned() }),
         }
         Ok(v)
@@ -216,13 +279,26 @@ impl VideoFile {
         }
         let mut failures = 0;
         loop {
-            let ok = self.cap.read(&mut self.buf).unwrap_or(false) && !self.buf.empty() && self.buf.typ() == opencv::core::CV_8UC3;
-            if ok {
-                let index = self.next_index;
-                self.next_index += 1;
-                self.read += 1;
-                let image = std::mem::take(&mut self.buf);
-                return Ok(Some(Frame { index, t_s: self.t_of(index), image }));
+            let got = if self.raw { self.read_packet() } else { self.read_decoded().map_or(Read::Bad, Read::Frame) };
+            match got {
+                Read::Frame(mut frame) => {
+                    frame.index = self.next_index;
+                    frame.t_s = self.t_of(frame.index);
+                    self.next_index += 1;
+                    self.read += 1;
+                    return Ok(Some(frame));
+                }
+                Read::End => {
+                    // The demuxer has no more packets: what the container declared beyond here
+                    // was cut off.
+                    if let Some(declared) = self.declared {
+                        self.skipped += declared.saturating_sub(self.next_index);
+                        self.next_index = declared;
+                    }
+                    self.done = true;
+                    return Ok(None);
+                }
+                Read::Bad => {}
             }
             // A failed read before the end the container declares is a corrupt frame: count it
             // and step past it. Past the declared end (or with none declared) it is the end.
@@ -244,12 +320,69 @@ impl VideoFile {
                 self.done = true;
                 return Ok(None);
             }
-            let _ = self.cap.set(videoio::CAP_PROP_POS_FRAMES, self.next_index as f64);
+            // A bad packet was consumed; a frame FFmpeg failed to decode is stepped past.
+            if !self.raw {
+                let _ = self.cap.set(videoio::CAP_PROP_POS_FRAMES, self.next_index as f64);
+            }
         }
+    }
+
+    /// The next frame decoded by `VideoCapture` (FFmpeg), or `None` when it fails.
+    fn read_decoded(&mut self) -> Option<Frame> {
+        let ok = self.cap.read(&mut self.buf).unwrap_or(false) && !self.buf.empty() && self.buf.typ() == opencv::core::CV_8UC3;
+        ok.then(|| Frame::new(0, 0.0, std::mem::take(&mut self.buf)))
+    }
+
+    /// The next compressed packet decoded here at 1/`reduce` size (libjpeg's DCT scaling): `Bad`
+    /// when it is cut short (no end-of-image marker), does not decode, or decodes at another size
+    /// than the first frame; `End` when there is no packet.
+    fn read_packet(&mut self) -> Read {
+        if !self.cap.read(&mut self.buf).unwrap_or(false) || self.buf.empty() {
+            return Read::End;
+        }
+        let Ok(bytes) = self.buf.data_bytes() else { return Read::Bad };
+        // libjpeg decodes a JPEG cut short with a warning, the missing rows grey; the end-of-image
+        // marker (FF D9, perhaps followed by a little padding) says it is whole.
+        let tail = &bytes[bytes.len().saturating_sub(JPEG_TAIL_SLACK)..];
+        if !tail.windows(2).any(|w| w == [0xFF, 0xD9]) {
+            return Read::Bad;
+        }
+        let encoded: opencv::core::Vector<u8> = bytes.iter().copied().collect();
+        let flag = match self.reduce {
+            2 => opencv::imgcodecs::IMREAD_REDUCED_COLOR_2,
+            4 => opencv::imgcodecs::IMREAD_REDUCED_COLOR_4,
+            8 => opencv::imgcodecs::IMREAD_REDUCED_COLOR_8,
+            _ => opencv::imgcodecs::IMREAD_COLOR,
+        };
+        let Some(image) = opencv::imgcodecs::imdecode(&encoded, flag).ok().filter(|m| !m.empty() && m.typ() == opencv::core::CV_8UC3) else { return Read::Bad };
+        let r = self.reduce.max(1);
+        let (w, h) = self.full_size;
+        if image.cols().max(0) as u32 != w.div_ceil(r) || image.rows().max(0) as u32 != h.div_ceil(r) {
+            return Read::Bad;
+        }
+        Read::Frame(Frame { index: 0, t_s: 0.0, image, reduced: r, encoded: Some(Arc::new(encoded)), full_size: self.full_size })
     }
 }
 
 impl FrameSource for VideoFile {
+    fn frame_size(&self) -> Option<(u32, u32)> {
+        Some(self.full_size)
+    }
+    fn reduce(&mut self, by: u32) -> u32 {
+        // Only MJPEG: its packets are whole JPEG images that libjpeg can decode at a fraction.
+        let mjpg = videoio::VideoWriter::fourcc('M', 'J', 'P', 'G').ok().map(f64::from);
+        let is_mjpg = self.cap.get(videoio::CAP_PROP_FOURCC).ok().zip(mjpg).is_some_and(|(a, b)| a == b);
+        if !matches!(by, 2 | 4 | 8) || !is_mjpg || self.full_size.0 == 0 {
+            return 1;
+        }
+        // -1: hand over the demuxed packets undecoded (OpenCV's FFmpeg backend).
+        if !self.cap.set(videoio::CAP_PROP_FORMAT, -1.0).unwrap_or(false) {
+            return 1;
+        }
+        self.raw = true;
+        self.reduce = by;
+        by
+    }
     fn next_event(&mut self) -> Result<Option<SourceEvent>, SourceError> {
         if let Some(f) = self.pending.take() {
             return Ok(Some(SourceEvent::Frame(f)));
@@ -407,7 +540,7 @@ impl ImageSequence {
             match super::load_image(path) {
                 Ok(image) => {
                     self.read += 1;
-                    return Some(Frame { index, t_s: index as f64 / self.fps, image });
+                    return Some(Frame::new(index, index as f64 / self.fps, image));
                 }
                 Err(_) => self.skipped += 1,
             }
@@ -621,7 +754,7 @@ impl CameraSource {
                     match cam.grab() {
                         Ok(image) => {
                             backoff = RETRY_FIRST;
-                            let frame = Frame { index: captured, t_s: started.elapsed().as_secs_f64(), image };
+                            let frame = Frame::new(captured, started.elapsed().as_secs_f64(), image);
                             captured += 1;
                             let (lock, cv) = &*s2;
                             if let Ok(mut slot) = lock.lock() {
@@ -905,6 +1038,39 @@ mod tests {
         assert_eq!(seen.iter().map(|s| s.0).collect::<Vec<_>>(), [0, 1, 3]);
         assert!(seen[2].1[0] > 90, "f-10 last");
         assert_eq!((s.read(), s.skipped()), (3, 1));
+        Ok(())
+    }
+
+    /// The sample clip (640×360 MJPG), read reduced: every frame once, in order, at half size,
+    /// the full picture decodable from each; cut in half, the rest is counted as skipped and no
+    /// frame is read twice.
+    #[test]
+    fn mjpeg_frames_decode_reduced_and_full_on_demand() -> Result<(), Box<dyn std::error::Error>> {
+        let clip = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/clips/clip-00001.avi");
+        let dir = tempfile::tempdir()?;
+        let bytes = std::fs::read(&clip)?;
+        let cut = dir.path().join("cut.avi");
+        std::fs::write(&cut, &bytes[..bytes.len() / 2])?;
+        for (path, whole) in [(clip, true), (cut, false)] {
+            let mut v = VideoFile::open(&path)?;
+            assert_eq!(v.frame_size(), Some((640, 360)));
+            assert_eq!(v.reduce(2), 2);
+            let mut indices = Vec::new();
+            while let Some(ev) = v.next_event()? {
+                let SourceEvent::Frame(f) = ev else { continue };
+                if f.index > 0 {
+                    assert_eq!((f.reduced, f.image.cols(), f.image.rows()), (2, 320, 180));
+                }
+                if f.index % 20 == 1 {
+                    let full = f.full()?;
+                    assert_eq!((full.cols(), full.rows()), (640, 360));
+                }
+                indices.push(f.index);
+            }
+            assert!(indices.windows(2).all(|w| w[1] > w[0]), "{indices:?}");
+            assert_eq!(v.read() + v.skipped(), 68, "{path:?}");
+            assert_eq!(v.skipped() == 0, whole, "{path:?}: {} skipped", v.skipped());
+        }
         Ok(())
     }
 

@@ -290,16 +290,22 @@ fn one(case: &ClipCase, ruleset: Ruleset, settle_s: f64) -> ClipResult {
         spans: case.truth.settled.len(),
         ..Default::default()
     };
-    let source = match open_recorded(&case.video).and_then(|s| prefetch(s, 4)) {
+    let opts = TrackerOptions { settle: SettleOptions { settle_s, ..SettleOptions::default() }, ruleset, source_path: Some(case.video.display().to_string()) };
+    let mut tracker = Tracker::new(Referee { ruleset, lens: None }, opts, None);
+    // As `winkeye replay` reads footage: frames only the settle detector sees decoded reduced.
+    let opened = open_recorded(&case.video).and_then(|mut s| {
+        if let Some((width, _)) = s.frame_size() {
+            s.reduce(tracker.decode_reduction(width));
+        }
+        prefetch(s, 4)
+    });
+    let mut source = match opened {
         Ok(s) => s,
         Err(e) => {
             r.error = Some(e.to_string());
             return r;
         }
     };
-    let mut source = source;
-    let opts = TrackerOptions { settle: SettleOptions { settle_s, ..SettleOptions::default() }, ruleset, source_path: Some(case.video.display().to_string()) };
-    let mut tracker = Tracker::new(Referee { ruleset, lens: None }, opts, None);
     let mut collect = Collect { events: Vec::new() };
     let summary = match crate::track::run::replay(&mut source, &mut tracker, 1, &mut collect) {
         Ok(s) => s,

@@ -170,9 +170,14 @@ impl<A: Analyser> Tracker<A> {
 
     /// Feeds one frame; events it causes are appended to `out`.
     pub fn push(&mut self, frame: &Frame, out: &mut Vec<Event>) -> Result<(), TrackError> {
-        let width = frame.image.cols().max(0) as u32;
+        let width = frame.full_size.0;
         let shrinker = self.shrinker.get_or_insert_with(|| Shrinker::new(width, self.opts.settle.target_width));
-        shrinker.shrink(&frame.image, &mut self.small).map_err(|source| TrackError::Frame { frame: frame.index, source })?;
+        let shrunk = if shrinker.accepts(frame.reduced) {
+            shrinker.shrink_reduced(&frame.image, frame.reduced, frame.full_size, &mut self.small)
+        } else {
+            frame.full().and_then(|full| shrinker.shrink(&full, &mut self.small))
+        };
+        shrunk.map_err(|source| TrackError::Frame { frame: frame.index, source })?;
         let factor = shrinker.factor();
         self.stats.processed += 1;
         if self.detector.region().is_none_or(|r| r.width != self.small.width || r.height != self.small.height) {
@@ -184,6 +189,12 @@ impl<A: Analyser> Tracker<A> {
             Step::Candidate { still_s } => self.candidate(frame, still_s, factor, out),
         }
         Ok(())
+    }
+
+    /// The JPEG decoding reduction (1, 2, 4 or 8) that frames `frame_width` pixels wide may come
+    /// at and still shrink to the same settle cells: what to ask of [`crate::capture::FrameSource::reduce`].
+    pub fn decode_reduction(&self, frame_width: u32) -> u32 {
+        Shrinker::new(frame_width, self.opts.settle.target_width).decode_reduction()
     }
 
     fn update_region(&mut self, factor: i32) {
@@ -255,6 +266,24 @@ impl<A: Analyser> Tracker<A> {
     }
 
     fn candidate(&mut self, frame: &Frame, still_s: f64, factor: i32, out: &mut Vec<Event>) {
+        // Calibration and analysis need the full-size picture (decoded here only for candidates
+        // when the source decodes reduced frames).
+        let decoded;
+        let frame = if frame.reduced > 1 {
+            match frame.full() {
+                Ok(image) => {
+                    decoded = Frame::new(frame.index, frame.t_s, image.into_owned());
+                    &decoded
+                }
+                Err(e) => {
+                    self.warnings.push(format!("frame {}: cannot decode at full size: {e}", frame.index));
+                    self.detector.refuse();
+                    return;
+                }
+            }
+        } else {
+            frame
+        };
         let mut checked = false;
         if self.calibration.is_none() {
             if !self.recalibrate(frame, factor, out) {
@@ -450,7 +479,7 @@ mod tests {
         if hand {
             opencv::imgproc::rectangle_points(&mut m, Point::new(150, 60), Point::new(320, 120), Scalar::new(120.0, 150.0, 210.0, 0.0), -1, opencv::imgproc::LINE_8, 0)?;
         }
-        Ok(Frame { index, t_s: index as f64 / 30.0, image: m })
+        Ok(Frame::new(index, index as f64 / 30.0, m))
     }
 
     fn run(fake: Fake, frames: &[(i32, bool, i32)]) -> Result<(Vec<Event>, Fake), Box<dyn std::error::Error>> {
@@ -515,7 +544,7 @@ mod tests {
             for (x, y) in [(100, 90), (200, 60)] {
                 opencv::imgproc::circle(&mut m, Point::new(x + shift, y + shift), 3, Scalar::new(200.0, 40.0, 40.0, 0.0), -1, opencv::imgproc::LINE_8, 0)?;
             }
-            Ok(Frame { index, t_s: index as f64 / 30.0, image: m })
+            Ok(Frame::new(index, index as f64 / 30.0, m))
         };
         let at = |x: f64, y: f64| cal.image_to_mat(PixelPoint::new(x, y)).ok_or("off the mat");
         let wink = |id: &str, p: MatPoint| Wink {

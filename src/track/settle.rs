@@ -119,15 +119,42 @@ impl Shrinker {
 
     /// Shrinks an 8-bit BGR frame into `out`.
     pub fn shrink(&mut self, bgr: &Mat, out: &mut SmallFrame) -> opencv::Result<()> {
-        let (w, h) = (bgr.cols() / self.factor, bgr.rows() / self.factor);
-        let src = if self.factor == 1 {
-            bgr
+        self.shrink_reduced(bgr, 1, (bgr.cols().max(0) as u32, bgr.rows().max(0) as u32), out)
+    }
+
+    /// Whether a frame decoded at 1/`reduced` size can be shrunk to the same cells as a full one
+    /// (the reduction divides the cell).
+    pub fn accepts(&self, reduced: u32) -> bool {
+        reduced >= 1 && self.factor % reduced as i32 == 0
+    }
+
+    /// The largest JPEG decoding reduction (1, 2, 4 or 8) that divides the cell: frames decoded
+    /// at that fraction shrink to the same cells at a fraction of the cost.
+    pub fn decode_reduction(&self) -> u32 {
+        [8u32, 4, 2].into_iter().find(|&r| self.accepts(r)).unwrap_or(1)
+    }
+
+    /// Shrinks an 8-bit BGR frame that was decoded at 1/`reduced` of `full_size` (width, height
+    /// in pixels) into `out`: the same cells as the full-size frame would give, as long as
+    /// [`Shrinker::accepts`] the reduction.
+    pub fn shrink_reduced(&mut self, bgr: &Mat, reduced: u32, full_size: (u32, u32), out: &mut SmallFrame) -> opencv::Result<()> {
+        if !self.accepts(reduced) {
+            return Err(opencv::Error::new(opencv::core::StsBadArg, format!("a frame decoded at 1/{reduced} size does not fit cells of {} px", self.factor)));
+        }
+        // Cells from the full size, so a stream mixing full and reduced frames keeps one grid.
+        let (w, h) = (full_size.0 as i32 / self.factor, full_size.1 as i32 / self.factor);
+        let step = self.factor / reduced as i32;
+        if w * step > bgr.cols() || h * step > bgr.rows() {
+            return Err(opencv::Error::new(opencv::core::StsBadArg, format!("a {}×{} frame is smaller than 1/{reduced} of {}×{}", bgr.cols(), bgr.rows(), full_size.0, full_size.1)));
+        }
+        // Cropped to a whole number of cells so the area average takes OpenCV's fast path.
+        let roi = Mat::roi(bgr, opencv::core::Rect::new(0, 0, w * step, h * step))?;
+        if step == 1 {
+            roi.copy_to(&mut self.tmp)?;
         } else {
-            // Crop to a whole number of cells so the area average takes OpenCV's fast path.
-            let roi = Mat::roi(bgr, opencv::core::Rect::new(0, 0, w * self.factor, h * self.factor))?;
             opencv::imgproc::resize(&roi, &mut self.tmp, Size::new(w, h), 0.0, 0.0, opencv::imgproc::INTER_AREA)?;
-            &self.tmp
-        };
+        }
+        let src = &self.tmp;
         out.width = w as usize;
         out.height = h as usize;
         out.bgr.clear();
@@ -703,6 +730,31 @@ mod tests {
         // With no earlier settled frame the felt test catches it too.
         let f = scene(&mut rng, 160, 90, 1.0, &[(80.0, 45.0, 18.0, skin)]);
         assert!(matches!(nothing_foreign(&f, &region(160, 90), &SettleOptions::default()), Presence::Foreign { .. }));
+    }
+
+    /// A JPEG decoded at 1/2 and 1/4 size (libjpeg's DCT scaling) shrinks to the same cells as
+    /// the full decode, within a level or two: the settle detector sees the same frame.
+    #[test]
+    fn a_reduced_decode_shrinks_to_the_same_cells() -> Result<(), Box<dyn std::error::Error>> {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/stills/midgame-00003.jpg");
+        let bytes: opencv::core::Vector<u8> = std::fs::read(path)?.into_iter().collect();
+        let full = opencv::imgcodecs::imdecode(&bytes, opencv::imgcodecs::IMREAD_COLOR)?;
+        let size = (full.cols() as u32, full.rows() as u32);
+        let mut shrinker = Shrinker::new(size.0, SettleOptions::default().target_width);
+        assert_eq!((shrinker.factor(), shrinker.decode_reduction()), (4, 4));
+        let mut want = SmallFrame::default();
+        shrinker.shrink(&full, &mut want)?;
+        for (r, flag) in [(2, opencv::imgcodecs::IMREAD_REDUCED_COLOR_2), (4, opencv::imgcodecs::IMREAD_REDUCED_COLOR_4)] {
+            let reduced = opencv::imgcodecs::imdecode(&bytes, flag)?;
+            let mut got = SmallFrame::default();
+            shrinker.shrink_reduced(&reduced, r, size, &mut got)?;
+            assert_eq!((got.width, got.height), (want.width, want.height));
+            let mean = got.bgr.iter().zip(&want.bgr).map(|(a, b)| (*a as f64 - *b as f64).abs()).sum::<f64>() / want.bgr.len() as f64;
+            eprintln!("1/{r} decode: cells differ by {mean:.2} levels on average");
+            assert!(mean < 2.0, "1/{r}: {mean:.2} levels");
+        }
+        assert!(shrinker.shrink_reduced(&full, 3, size, &mut want).is_err(), "a reduction that does not divide the cell");
+        Ok(())
     }
 
     #[test]
