@@ -67,7 +67,8 @@ pub fn ray_edges(view: &LinearView<'_>, model: &ColourModel, colour: Colour, c0:
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EdgeMeasure {
     /// The colour change orthogonal to the wink's own colour (shading of the wink reads as the
-    /// wink; a shadow on the felt reads as half-way for a shadow at half light).
+    /// wink), crossed halfway to the level just past the rim when that differs from the level
+    /// further out (a shadow on the felt, a strip of felt before the table or a baseline).
     Orthogonal,
     /// Chromaticity (each linear channel over their sum), when the wink and what lies beyond
     /// differ in it by at least [`MIN_CHROMA_CONTRAST`]: shading of either side changes neither,
@@ -83,6 +84,70 @@ fn chroma(v: &[f32; 3]) -> [f32; 3] {
     let s = (v[0] + v[1] + v[2]).max(1e-6);
     [v[0] / s, v[1] / s, v[2] / s]
 }
+
+/// How far (share of the way) each colour lies from what lies beyond a rim towards the wink's
+/// inside colour: 1 the inside, 0 beyond, a blurred mix of the two in between.
+#[derive(Debug, Clone, Copy)]
+struct Crossing {
+    beyond: [f32; 3],
+    /// Linear-light contrast of inside and beyond.
+    contrast: f32,
+    /// Projection used when the measure is not chromaticity.
+    u: [f32; 3],
+    /// Chromaticity of beyond and the inside-minus-beyond difference, when chromaticity measures.
+    chroma: Option<([f32; 3], [f32; 3], f32)>,
+}
+
+impl Crossing {
+    /// `None` when inside and beyond differ too little to measure a crossing.
+    fn new(inside: [f32; 3], beyond: [f32; 3], measure: EdgeMeasure) -> Option<Crossing> {
+        let d = [inside[0] - beyond[0], inside[1] - beyond[1], inside[2] - beyond[2]];
+        let d2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+        if d2.sqrt() < MIN_CONTRAST {
+            return None;
+        }
+        // A wink's rounded rim and any shading darken its colour without changing it, so the
+        // silhouette is where the colour changes, not the brightness: project onto the part of
+        // the difference orthogonal to the inside colour (any shade of the inside colour then
+        // reads 1, the background 0, and a blurred mix of the two in between, linearly).
+        let n2 = inside[0] * inside[0] + inside[1] * inside[1] + inside[2] * inside[2];
+        let along = if n2 > 1e-9 { (d[0] * inside[0] + d[1] * inside[1] + d[2] * inside[2]) / n2 } else { 0.0 };
+        let perp = [d[0] - along * inside[0], d[1] - along * inside[1], d[2] - along * inside[2]];
+        let perp_dot_d = perp[0] * d[0] + perp[1] * d[1] + perp[2] * d[2];
+        let u: [f32; 3] = if perp_dot_d.sqrt() >= PERP_SHARE * d2.sqrt() {
+            perp.map(|c| c / perp_dot_d)
+        } else {
+            // Wink and background nearly the same hue: brightness where it carries the
+            // difference, else the whole colour.
+            let luma = |v: &[f32; 3]| LUMA[0] * v[0] + LUMA[1] * v[1] + LUMA[2] * v[2];
+            let dy = luma(&inside) - luma(&beyond);
+            if dy.abs() >= LUMA_SHARE * d2.sqrt() { LUMA.map(|w| w / dy) } else { d.map(|c| c / d2) }
+        };
+        let (ci, cb) = (chroma(&inside), chroma(&beyond));
+        let dc = [ci[0] - cb[0], ci[1] - cb[1], ci[2] - cb[2]];
+        let dc2 = dc[0] * dc[0] + dc[1] * dc[1] + dc[2] * dc[2];
+        let chroma = (measure == EdgeMeasure::Chroma && dc2.sqrt() >= MIN_CHROMA_CONTRAST).then_some((cb, dc, dc2));
+        Some(Crossing { beyond, contrast: d2.sqrt(), u, chroma })
+    }
+
+    /// Share of the way from beyond to inside of colour `v`.
+    fn of(&self, v: &[f32; 3]) -> f32 {
+        match self.chroma {
+            Some((cb, dc, dc2)) => {
+                let c = chroma(v);
+                ((c[0] - cb[0]) * dc[0] + (c[1] - cb[1]) * dc[1] + (c[2] - cb[2]) * dc[2]) / dc2
+            }
+            None => {
+                let b = self.beyond;
+                (v[0] - b[0]) * self.u[0] + (v[1] - b[1]) * self.u[1] + (v[2] - b[2]) * self.u[2]
+            }
+        }
+    }
+}
+
+/// The level just past a rim replaces the far one when they differ by more than this share of
+/// the wink's contrast with the far level.
+const LOCAL_LEVEL_SHARE: f32 = 0.25;
 
 /// Finds edge points along `n` rays from `c0`, expecting the rim about `r0` pixels out, with the
 /// crossing measured as `measure` says.
@@ -125,47 +190,40 @@ pub fn ray_edges_with(view: &LinearView<'_>, model: &ColourModel, colour: Colour
         if model.classify(linear_to_lab(inside)).is_some_and(|c| c != colour) {
             continue;
         }
-        let beyond = mean(at(1.35 * r0 + 1.0), steps - 1);
-        let d = [inside[0] - beyond[0], inside[1] - beyond[1], inside[2] - beyond[2]];
-        let d2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
-        if d2.sqrt() < MIN_CONTRAST {
-            continue;
-        }
+        let far = mean(at(1.35 * r0 + 1.0), steps - 1);
+        let Some(far_share) = Crossing::new(inside, far, measure) else { continue };
         // What lies beyond must be one thing: a ray whose far samples run from felt into another
         // wink (or a shadow's edge) has no single level to cross halfway to.
         let (b0, b1) = (at(1.35 * r0 + 1.0), steps - 1);
-        let spread = (prof[b0..=b1].iter().map(|v| (0..3).map(|c| (v[c] - beyond[c]).powi(2)).sum::<f32>()).sum::<f32>() / (b1 - b0 + 1) as f32).sqrt();
-        let mixed_beyond = spread > MAX_BEYOND_SPREAD * d2.sqrt();
-        // A wink's rounded rim and any shading darken its colour without changing it, so the
-        // silhouette is where the colour changes, not the brightness: project onto the part of
-        // the difference orthogonal to the inside colour (any shade of the inside colour then
-        // reads 1, the background 0, and a blurred mix of the two in between, linearly).
-        let n2 = inside[0] * inside[0] + inside[1] * inside[1] + inside[2] * inside[2];
-        let along = if n2 > 1e-9 { (d[0] * inside[0] + d[1] * inside[1] + d[2] * inside[2]) / n2 } else { 0.0 };
-        let perp = [d[0] - along * inside[0], d[1] - along * inside[1], d[2] - along * inside[2]];
-        let perp_dot_d = perp[0] * d[0] + perp[1] * d[1] + perp[2] * d[2];
-        let u: [f32; 3] = if perp_dot_d.sqrt() >= PERP_SHARE * d2.sqrt() {
-            perp.map(|c| c / perp_dot_d)
-        } else {
-            // Wink and background nearly the same hue: brightness where it carries the
-            // difference, else the whole colour.
-            let luma = |v: &[f32; 3]| LUMA[0] * v[0] + LUMA[1] * v[1] + LUMA[2] * v[2];
-            let dy = luma(&inside) - luma(&beyond);
-            if dy.abs() >= LUMA_SHARE * d2.sqrt() { LUMA.map(|w| w / dy) } else { d.map(|c| c / d2) }
-        };
-        // Share of the way from beyond to inside, for each sample.
-        let (ci, cb) = (chroma(&inside), chroma(&beyond));
-        let dc = [ci[0] - cb[0], ci[1] - cb[1], ci[2] - cb[2]];
-        let dc2 = dc[0] * dc[0] + dc[1] * dc[1] + dc[2] * dc[2];
-        let by_chroma = measure == EdgeMeasure::Chroma && dc2.sqrt() >= MIN_CHROMA_CONTRAST;
-        let f = |v: &[f32; 3]| {
-            if by_chroma {
-                let c = chroma(v);
-                ((c[0] - cb[0]) * dc[0] + (c[1] - cb[1]) * dc[1] + (c[2] - cb[2]) * dc[2]) / dc2
-            } else {
-                (v[0] - beyond[0]) * u[0] + (v[1] - beyond[1]) * u[1] + (v[2] - beyond[2]) * u[2]
+        let spread = (prof[b0..=b1].iter().map(|v| (0..3).map(|c| (v[c] - far[c]).powi(2)).sum::<f32>()).sum::<f32>() / (b1 - b0 + 1) as f32).sqrt();
+        let mut mixed_beyond = spread > MAX_BEYOND_SPREAD * far_share.contrast;
+        // The rim borders what lies just past it, which need not be what lies further out (a
+        // strip of felt between a wink and the mat's edge or a baseline): the level
+        // where the profile first levels off a little past where it first leaves the wink's colour.
+        // Used when it differs materially from the far level.
+        let mut beyond = far;
+        let mut share = far_share;
+        if let Some(first) = (at(0.5 * r0)..steps).find(|&i| share.of(&prof[i]) < 0.75) {
+            let (lo, hi) = (first + (1.5 / RAY_STEP_PX) as usize, (first + (5.0 / RAY_STEP_PX) as usize).min(steps - 3));
+            let g = |j: usize| (0..3).map(|c| (prof[j + 1][c] - prof[j - 1][c]).powi(2)).sum::<f32>();
+            // The first plateau: the first sample at which the profile stops flattening.
+            let flattest = (lo..=hi).find(|&j| g(j) <= g(j + 1)).or_else(|| (lo <= hi).then_some(hi));
+            if let Some(j) = flattest {
+                let local = mean(j - 1, j + 1);
+                let moved = (0..3).map(|c| (local[c] - far[c]).powi(2)).sum::<f32>().sqrt();
+                // Only between backgrounds (felt, table, baseline): where a wink lies beyond, the
+                // far level already names it, and the boundary between winks is the stacking's.
+                let background = |v: [f32; 3]| model.classify(linear_to_lab(v)).is_none();
+                if moved > LOCAL_LEVEL_SHARE * far_share.contrast && background(local) && background(far) {
+                    if let Some(near_share) = Crossing::new(inside, local, measure) {
+                        beyond = local;
+                        share = near_share;
+                        mixed_beyond = false;
+                    }
+                }
             }
-        };
+        }
+        let f = |v: &[f32; 3]| share.of(v);
         // The halfway crossing (inside → beyond, going out) nearest the expected rim.
         let mut best: Option<f64> = None;
         for i in at(0.5 * r0)..steps - 1 {
@@ -351,7 +409,7 @@ mod tests {
     }
 
     #[test]
-    fn chromaticity_puts_the_rim_at_the_wink_not_at_its_shadow() {
+    fn the_rim_is_at_the_wink_not_at_its_shadow() {
         let model = ColourModel::new(Lab { l: 62.0, a: 0.0, b: 0.0 }, None);
         let c = PixelPoint::new(100.0, 100.0);
         let mean_r = |img: &Mat, m: EdgeMeasure| {
@@ -363,9 +421,56 @@ mod tests {
         // The rim as the plain measure finds it on clean felt.
         let rim = mean_r(&wink(false), EdgeMeasure::Orthogonal);
         let shadowed = wink(true);
-        let (chroma, orth) = (mean_r(&shadowed, EdgeMeasure::Chroma), mean_r(&shadowed, EdgeMeasure::Orthogonal));
-        assert!((chroma - rim).abs() < 0.4, "chroma rim at {chroma} px, the rim at {rim} px");
-        // Across the orthogonal measure the shadow reads as more than half wink.
-        assert!(orth > rim + 4.0, "orthogonal rim at {orth} px, the rim at {rim} px");
+        // Chromaticity is unchanged by the shadow; the orthogonal measure crosses halfway to the
+        // shadowed felt just past the rim, not to the lit felt further out (which put the rim at
+        // the shadow's outer edge, 6 px out).
+        for m in [EdgeMeasure::Chroma, EdgeMeasure::Orthogonal] {
+            let r = mean_r(&shadowed, m);
+            assert!((r - rim).abs() < 0.4, "{m:?}: rim at {r} px, the rim at {rim} px");
+        }
+    }
+
+    /// A small green wink (radius 8 px) on grey felt, `gap` px from where something pale begins
+    /// to its right: the table past the mat's edge (everything beyond), or a baseline `stripe` px wide.
+    fn wink_beside(gap: i32, stripe: Option<i32>) -> Mat {
+        let k = 8;
+        let mut big = Mat::new_rows_cols_with_default(64 * k, 64 * k, CV_8UC3, Scalar::new(150.0, 150.0, 150.0, 0.0)).expect("image");
+        let x0 = (32 + 8 + gap) * k;
+        let w = stripe.map_or(64 * k - x0, |s| s * k);
+        imgproc::rectangle(&mut big, opencv::core::Rect::new(x0, 0, w, 64 * k), Scalar::new(235.0, 235.0, 235.0, 0.0), -1, imgproc::LINE_8, 0).expect("pale");
+        imgproc::circle(&mut big, Point::new(32 * k, 32 * k), 8 * k, Scalar::new(60.0, 170.0, 40.0, 0.0), -1, imgproc::LINE_AA, 0).expect("wink");
+        let mut blurred = Mat::default();
+        imgproc::gaussian_blur(&big, &mut blurred, opencv::core::Size::new(0, 0), 0.8 * k as f64, 0.0, opencv::core::BORDER_REPLICATE).expect("blur");
+        let mut small = Mat::default();
+        imgproc::resize(&blurred, &mut small, opencv::core::Size::new(64, 64), 0.0, 0.0, imgproc::INTER_AREA).expect("shrink");
+        small
+    }
+
+    #[test]
+    fn the_rim_is_found_against_the_felt_beside_it_not_the_table_beyond() {
+        let model = ColourModel::new(Lab { l: 62.0, a: 0.0, b: 0.0 }, None);
+        // Pixel (i, j) covers [i, i + 1) of the drawing: the disc's centre is at (31.5, 31.5).
+        let c = PixelPoint::new(31.5, 31.5);
+        // Edge distances along the rays towards the pale side (within 40° of +x).
+        let towards = |gap: i32, stripe: Option<i32>| -> Vec<f64> {
+            let img = wink_beside(gap, stripe);
+            let view = LinearView::new(&img).expect("view");
+            ray_edges(&view, &model, Colour::Green, c, 8.0, 72).iter().filter(|e| e.dir.x > 0.77).map(|e| e.px.distance(c)).collect()
+        };
+        // Where the rim reads with only felt beyond it (the drawing's blur, in sRGB, puts it a
+        // little outside 8 px).
+        let clear = towards(20, None);
+        let rim = clear.iter().sum::<f64>() / clear.len() as f64;
+        // A strip of felt 3 px or more wide, before the table or a baseline: the old rule took the
+        // far level (the table's) and put these rims 1.5–2 px out.
+        for (gap, stripe) in [(5, None), (4, None), (3, None), (4, Some(3)), (3, Some(3))] {
+            let r = towards(gap, stripe);
+            assert!(r.len() >= 10, "gap {gap}, stripe {stripe:?}: {} edges towards it", r.len());
+            let mean = r.iter().sum::<f64>() / r.len() as f64;
+            assert!((mean - rim).abs() < 0.3, "gap {gap}, stripe {stripe:?}: rim at {mean:.2} px on average, {rim:.2} against clear felt");
+            for x in &r {
+                assert!((x - rim).abs() < 0.6, "gap {gap}, stripe {stripe:?}: a rim point at {x:.2} px, {rim:.2} against clear felt");
+            }
+        }
     }
 }
