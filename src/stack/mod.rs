@@ -26,6 +26,8 @@ const TENTATIVE_GAP_MM: f64 = 1.2;
 /// Least overlap (mm) of two footprints for a squop to be reported with no evidence of which
 /// wink is on top (about twice the footprints' typical error).
 const MIN_GUESSED_MARGIN_MM: f64 = 0.6;
+/// Least overlap (mm) of two footprints, after the uppers' refit, for a squop to be reported.
+const MIN_REPORTED_MARGIN_MM: f64 = 0.3;
 /// Least classified overlap samples (half-pixel grid) for the colour vote to decide.
 const MIN_VOTES: usize = 6;
 /// Fewer samples decide when at least four in five agree (a lens a pixel or two deep).
@@ -312,14 +314,14 @@ pub fn stack(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, nomi
     }
     let flat: Vec<Found> = found.to_vec();
     let kept = stack_with(view, cal, model, nominal, found, None);
-    if kept.iter().all(|s| s.margin_mm > 0.0) {
+    if kept.iter().all(|s| s.margin_mm > MIN_REPORTED_MARGIN_MM) {
         return kept;
     }
     // Some tentative squops came apart once refitted: start again from the flat fits without them.
-    let keep: Vec<(usize, usize)> = kept.iter().filter(|s| s.margin_mm > 0.0).map(|s| (s.upper, s.lower)).collect();
+    let keep: Vec<(usize, usize)> = kept.iter().filter(|s| s.margin_mm > MIN_REPORTED_MARGIN_MM).map(|s| (s.upper, s.lower)).collect();
     found.clone_from_slice(&flat);
     let again = stack_with(view, cal, model, nominal, found, Some(&keep));
-    again.into_iter().filter(|s| s.margin_mm > 0.0).collect()
+    again.into_iter().filter(|s| s.margin_mm > MIN_REPORTED_MARGIN_MM).collect()
 }
 
 /// One pass: decide the pairs (or take `only` as the squops), set levels, refit the uppers.
