@@ -117,6 +117,7 @@ pub fn closeup(
         a: med(|c| c.a),
         b: med(|c| c.b),
     };
+    let felt_chroma = border_chroma(&view);
     let mut model = ColourModel::new(felt, None);
     let all: Vec<Lab> = (0..lh)
         .step_by(2)
@@ -224,21 +225,28 @@ pub fn closeup(
                     continue;
                 }
             }
-            let Some((m, sigma)) = margin(&plane, a, b, nominal, upper[i][j], (raised[i], raised[j])) else {
+            // Felt between them, where neither rests on a third wink: they do not rest on each other.
+            let felt = if raised[i] || raised[j] { None } else { felt_chroma.and_then(|f| felt_between(&view, f, a, b)) };
+            let felt_seen = felt.is_some_and(|g| g >= FELT_SEEN_SHARE);
+            let Some((m, sigma)) = margin(&plane, a, b, nominal, upper[i][j], (raised[i], raised[j]), felt_seen) else {
                 continue;
             };
             if m <= -REPORT_GAP_MM {
                 continue;
             }
             let up_id = upper[i][j].map(|u| if u { a.id.as_str() } else { b.id.as_str() });
-            pairs.push(Pair::called(
+            let mut pair = Pair::called(
                 (&a.id, a.centre, a.colour),
                 (&b.id, b.centre, b.colour),
                 m,
                 sigma,
                 up_id,
                 upper[i][j].map(|_| (1.0, "colour_stops_short".to_string())),
-            ));
+            );
+            pair.felt_between = felt.map(|g| (g * 1000.0).round() / 1000.0);
+            let hide = THICKNESS_MM * plane.tilt_at((a.centre + b.centre) * 0.5).tan();
+            weigh_felt(&mut pair, felt, SEEN_GAP_PX * mm_per_px, hide);
+            pairs.push(pair);
         }
     }
     if let Some(p) = near {
@@ -285,6 +293,7 @@ fn margin(
     nominal: &NominalDiameters,
     upper: Option<bool>,
     raised: (bool, bool),
+    felt_seen: bool,
 ) -> Option<(f64, f64)> {
     let (ra, rb) = (nominal.of(a.size) / 2.0, nominal.of(b.size) / 2.0);
     let sided = plane.sidedness >= MIN_SIDEDNESS;
@@ -326,7 +335,8 @@ fn margin(
     let seen_gap = SEEN_GAP_PX * mm_per_px_u;
     // Resting on each other but which is on top not known: both ways, the mean, and half their
     // difference as one more sd.
-    let both_ways = sided && !(a_up || b_up) && m0 > -disguise.min(seen_gap);
+    let apart = felt_seen || m0 <= -disguise.min(seen_gap);
+    let both_ways = sided && !(a_up || b_up) && !apart;
     let (m, which) = match (both_ways, measure(true, false), measure(false, true)) {
         (true, Some((ma, ..)), Some((mb, ..))) => ((ma + mb) / 2.0, (ma - mb).abs() / 2.0),
         _ => (m0, 0.0),
@@ -340,7 +350,7 @@ fn margin(
         (fit(a).powi(2) + fit(b).powi(2) + 2.0 * CLOSE_EDGE_BIAS_PX.powi(2)).sqrt() * mm_per_px_u;
     let model = 0.5 * plane.rms * (ra + rb) * across;
     let wall_sd = WALL_SIGMA_MM * tan_tilt * across;
-    let raised = if !(a_up || b_up) && m <= -disguise.min(seen_gap) {
+    let raised = if !(a_up || b_up) && (felt_seen || m <= -disguise.min(seen_gap)) {
         0.0
     } else if sided {
         (0.5 * disguise).hypot(which).max(MIN_RAISED_SIGMA_MM)
@@ -367,6 +377,124 @@ const MIN_RAISED_SIGMA_MM: f64 = 0.15;
 
 /// A gap this wide in the image shows felt between two winks, px: both rims were measured there.
 const SEEN_GAP_PX: f64 = 2.0;
+
+/// Felt is seen between two winks where, on their line of centres, a pixel's chromaticity is at
+/// least this share felt (unmixed from the two winks' and the felt's chromaticities).
+pub const FELT_SEEN_SHARE: f64 = 0.15;
+
+/// The felt seen between two winks, weighed with their margin (`pair.margin_mm`).
+///
+/// Felt seen between them (a share of at least [`FELT_SEEN_SHARE`]) and a gap measured: two lines
+/// of evidence that they are apart, so `not_squopped` however small the gap. A gap the outlines
+/// put at `seen_gap_mm` (two pixels) or more but no more than a raised rim could fake (`hide_mm`,
+/// t·tan θ), with no felt seen in it: the outlines are not trusted, `too_close_to_call` (a
+/// raised upper's rim, seen obliquely, is displaced away from the camera and can open a gap that
+/// is not there). `felt` is `None` where it could not be read (felt and a wink alike in colour, a
+/// wink resting on a third): the margin's rule stands.
+fn weigh_felt(pair: &mut Pair, felt: Option<f64>, seen_gap_mm: f64, hide_mm: f64) {
+    let Some(felt) = felt else { return };
+    let m = pair.margin_mm;
+    if felt >= FELT_SEEN_SHARE && m < 0.0 {
+        pair.verdict = "not_squopped".into();
+        pair.upper = None;
+    } else if felt < FELT_SEEN_SHARE && -m >= seen_gap_mm && -m <= hide_mm && pair.verdict == "not_squopped" {
+        pair.verdict = "too_close_to_call".into();
+    }
+}
+
+/// Chromaticity (each linear channel over their sum) of a linear colour; `None` when black.
+fn chroma(v: [f32; 3]) -> Option<[f64; 3]> {
+    let s = (v[0] + v[1] + v[2]) as f64;
+    (s > 1e-4).then(|| [v[0] as f64 / s, v[1] as f64 / s, v[2] as f64 / s])
+}
+
+/// The felt's chromaticity: the median of the frame's border, each channel.
+fn border_chroma(view: &LinearView<'_>) -> Option<[f64; 3]> {
+    let (w, h) = (view.width() as f64, view.height() as f64);
+    let mut samples: Vec<[f64; 3]> = Vec::new();
+    let n = 200;
+    for k in 0..n {
+        let t = (k as f64 + 0.5) / n as f64;
+        for (x, y) in [(t * w, 1.0), (t * w, h - 2.0), (1.0, t * h), (w - 2.0, t * h)] {
+            if let Some(c) = view.linear(x, y).and_then(chroma) {
+                samples.push(c);
+            }
+        }
+    }
+    if samples.len() < 10 {
+        return None;
+    }
+    let med = |k: usize| {
+        let mut v: Vec<f64> = samples.iter().map(|c| c[k]).collect();
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    Some([med(0), med(1), med(2)])
+}
+
+/// The largest share of felt seen between two winks on their line of centres, from a little
+/// inside one's fitted rim to a little inside the other's: each pixel's chromaticity unmixed into
+/// the two winks' (read inside each) and the felt's. A wink resting on another hides the felt
+/// between them from every viewpoint (its raised rim lies over the lower's face), so felt seen
+/// there means the two do not rest on each other along that line. `None` when the line cannot
+/// be read (off the frame, colours that do not separate).
+fn felt_between(view: &LinearView<'_>, felt: [f64; 3], a: &CloseWink, b: &CloseWink) -> Option<f64> {
+    let d = b.centre - a.centre;
+    let len = d.norm();
+    if len < 1.0 {
+        return None;
+    }
+    let u = d * (1.0 / len);
+    let (ra, rb) = (a.radius_along(u), b.radius_along(u * -1.0));
+    // Each wink's own colour: the mean chromaticity between 30% and 70% of the way to its rim.
+    let inside = |w: &CloseWink, dir: PixelPoint, r: f64| -> Option<[f64; 3]> {
+        let mut m = [0.0; 3];
+        let n = 16;
+        for k in 0..n {
+            let s = r * (0.3 + 0.4 * k as f64 / (n - 1) as f64);
+            let c = chroma(view.linear(w.centre.x + dir.x * s, w.centre.y + dir.y * s)?)?;
+            (0..3).for_each(|i| m[i] += c[i] / n as f64);
+        }
+        Some(m)
+    };
+    let (ca, cb) = (inside(a, u, ra)?, inside(b, u * -1.0, rb)?);
+    // In the chromaticity plane (two coordinates suffice: they sum to one).
+    let (ea, eb) = ([ca[0] - felt[0], ca[1] - felt[1]], [cb[0] - felt[0], cb[1] - felt[1]]);
+    let det = ea[0] * eb[1] - ea[1] * eb[0];
+    let (na, nb) = (ea[0].hypot(ea[1]), eb[0].hypot(eb[1]));
+    // Both winks must differ from the felt in chromaticity to be told from it.
+    if na < MIN_FELT_CHROMA || nb < MIN_FELT_CHROMA {
+        return None;
+    }
+    let felt_share = |c: [f64; 3]| -> f64 {
+        let e = [c[0] - felt[0], c[1] - felt[1]];
+        let (alpha, beta) = if det.abs() > 0.2 * na * nb {
+            ((e[0] * eb[1] - e[1] * eb[0]) / det, (ea[0] * e[1] - ea[1] * e[0]) / det)
+        } else {
+            // One colour (or nearly): project on the wink–felt line.
+            let dir = [(ea[0] + eb[0]) / 2.0, (ea[1] + eb[1]) / 2.0];
+            let n2 = dir[0] * dir[0] + dir[1] * dir[1];
+            ((e[0] * dir[0] + e[1] * dir[1]) / n2, 0.0)
+        };
+        (1.0 - alpha.max(0.0) - beta.max(0.0)).clamp(0.0, 1.0)
+    };
+    // From 1.5 px inside a's rim to 1.5 px inside b's, sampled every quarter pixel.
+    let (s0, s1) = (ra - 1.5, len - rb + 1.5);
+    if s1 <= s0 {
+        return None;
+    }
+    let steps = ((s1 - s0) / 0.25).ceil() as usize;
+    let mut best: f64 = 0.0;
+    for k in 0..=steps {
+        let p = a.centre + u * (s0 + (s1 - s0) * k as f64 / steps as f64);
+        best = best.max(felt_share(chroma(view.linear(p.x, p.y)?)?));
+    }
+    Some(best)
+}
+
+/// Least distance in chromaticity between a wink's colour and the felt's for felt to be told
+/// between winks.
+const MIN_FELT_CHROMA: f64 = 0.03;
 
 /// The photo must fit its pose this many times better than the pose tilted the other way before
 /// a raised wink's shift is taken back (else it joins sigma).
@@ -674,7 +802,7 @@ mod tests {
             96
         ];
         b.edges = a.edges.clone();
-        let (m, sd) = margin(&plane, &a, &b, &nominal, None, (false, false)).expect("a margin");
+        let (m, sd) = margin(&plane, &a, &b, &nominal, None, (false, false), false).expect("a margin");
         let k = (11.0 / 52.0 + 11.0 / 50.0) / 2.0;
         assert!(
             (m + 2.0 * k).abs() < 0.01,
@@ -682,5 +810,71 @@ mod tests {
             -2.0 * k
         );
         assert!(sd > 0.0 && sd < 0.5, "sigma {sd}");
+    }
+
+    /// A frame of beige felt with two antialiased discs (centres on y = 100; drawn with radius 40,
+    /// which fills 40.5 px each side of the centre): `a` red at x = 100, `b` yellow at
+    /// `100 + 81 + gap` (negative: overlapping), drawn on top.
+    fn two_discs(gap: f64) -> Mat {
+        use opencv::core::{Point, Scalar, CV_8UC3};
+        // 8-bit BGR; shift 4 puts the centres at sixteenths of a pixel.
+        let mut img = Mat::new_rows_cols_with_default(200, 300, CV_8UC3, Scalar::new(150.0, 185.0, 215.0, 0.0)).expect("frame");
+        let at = |x: f64| Point::new((x * 16.0).round() as i32, 100 * 16);
+        imgproc::circle(&mut img, at(100.0), 40 * 16, Scalar::new(40.0, 30.0, 220.0, 0.0), -1, imgproc::LINE_AA, 4).expect("a");
+        imgproc::circle(&mut img, at(181.0 + gap), 40 * 16, Scalar::new(30.0, 220.0, 250.0, 0.0), -1, imgproc::LINE_AA, 4).expect("b");
+        img
+    }
+
+    fn felt_of(img: &Mat, gap: f64) -> Option<f64> {
+        let view = LinearView::new(img).expect("view");
+        let felt = border_chroma(&view).expect("felt");
+        let a = wink(Colour::Red, PixelPoint::new(100.0, 100.0), 40.5);
+        let b = wink(Colour::Yellow, PixelPoint::new(181.0 + gap, 100.0), 40.5);
+        felt_between(&view, felt, &a, &b)
+    }
+
+    #[test]
+    fn felt_is_seen_across_a_gap_of_a_pixel_or_two() {
+        for gap in [1.0, 2.0, 4.0] {
+            let g = felt_of(&two_discs(gap), gap).expect("readable");
+            assert!(g >= 0.4, "gap {gap} px: felt share {g}");
+        }
+    }
+
+    #[test]
+    fn no_felt_is_seen_where_one_wink_covers_the_other() {
+        for gap in [-1.0, -2.0] {
+            let g = felt_of(&two_discs(gap), gap).unwrap_or(0.0);
+            assert!(g < FELT_SEEN_SHARE / 2.0, "overlap {} px: felt share {g}", -gap);
+        }
+    }
+
+    fn pair(margin: f64, verdict: &str) -> Pair {
+        let mut p = Pair::called(("w1", PixelPoint::new(0.0, 0.0), Colour::Red), ("w2", PixelPoint::new(10.0, 0.0), Colour::Blue), margin, 0.2, None, None);
+        p.verdict = verdict.into();
+        p
+    }
+
+    #[test]
+    fn felt_seen_in_a_measured_gap_decides_not_squopped_and_its_absence_withholds_the_call() {
+        // A gap of 0.1 mm (under 2 sigma) with felt seen in it: apart.
+        let mut p = pair(-0.1, "too_close_to_call");
+        weigh_felt(&mut p, Some(0.6), 0.4, 0.5);
+        assert_eq!(p.verdict, "not_squopped");
+        // An overlap measured: felt seen there does not overrule it.
+        let mut p = pair(0.1, "too_close_to_call");
+        weigh_felt(&mut p, Some(0.6), 0.4, 0.5);
+        assert_eq!(p.verdict, "too_close_to_call");
+        // A 0.45 mm gap (over two pixels, under what a raised rim can fake) with no felt in it.
+        let mut p = pair(-0.45, "not_squopped");
+        weigh_felt(&mut p, Some(0.02), 0.4, 0.5);
+        assert_eq!(p.verdict, "too_close_to_call");
+        // A gap wider than a raised rim can fake stands, felt or not; unreadable felt changes nothing.
+        let mut p = pair(-0.8, "not_squopped");
+        weigh_felt(&mut p, Some(0.02), 0.4, 0.5);
+        assert_eq!(p.verdict, "not_squopped");
+        let mut p = pair(-0.1, "too_close_to_call");
+        weigh_felt(&mut p, None, 0.4, 0.5);
+        assert_eq!(p.verdict, "too_close_to_call");
     }
 }

@@ -17,7 +17,10 @@
 //!
 //! **Verdict**: `squopped` when the margin exceeds [`VERDICT_SIGMAS`] standard deviations and the
 //! stacking evidence names the upper wink; `not_squopped` when minus the margin does; otherwise
-//! `too_close_to_call`.
+//! `too_close_to_call`. Close-ups also look for felt between the two on their line of centres (a
+//! wink resting on another hides it from every viewpoint): felt seen and a gap measured is
+//! `not_squopped` however small the gap; a gap of two pixels or more, small enough for a raised
+//! rim to fake, with no felt seen in it is `too_close_to_call`.
 
 mod closeup;
 mod view;
@@ -104,6 +107,12 @@ pub struct Pair {
     pub upper_confidence: Option<f64>,
     /// What named the upper wink.
     pub upper_evidence: Option<String>,
+    /// Close-up: the largest share of felt seen between the two on their line of centres (0–1),
+    /// when neither rests on a third wink. From 0.15 up, with a gap measured, the two are
+    /// `not_squopped` however small the gap; under it, a gap of two pixels or more that a raised
+    /// rim could fake is `too_close_to_call`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub felt_between: Option<f64>,
 }
 
 impl Pair {
@@ -124,6 +133,7 @@ impl Pair {
             colours: [a.2, b.2],
             upper_confidence: named.as_ref().map(|n| n.0),
             upper_evidence: named.map(|n| n.1),
+            felt_between: None,
         }
     }
 }
