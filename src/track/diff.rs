@@ -2,7 +2,10 @@
 //!
 //! Identities: a wink found again of its colour where an old one stayed put (within a shot's least
 //! move, or overlapping its footprint where the picture has not changed) is that wink, whatever size
-//! it was read as this time. The others of each colour in the new position are assigned to those
+//! it was read as this time. Winks whose place looks unchanged in the picture take no part in the
+//! rest: an old one there did not move (if not found again, the detector missed it), a new one
+//! there was there before (missed last time); pairing them with winks elsewhere would report a
+//! move no one made. The others of each colour in the new position are assigned to those
 //! of the old one by the *exact* minimum total distance moved, a change of size counting as a long
 //! move, among assignments that match as many winks as possible. Usually one to three winks move in a shot and the rest stay within a
 //! millimetre, so the minimum-distance assignment keeps every resting wink's id and gives the
@@ -193,8 +196,11 @@ fn assign(costs: &[Vec<f64>], columns: usize) -> Vec<usize> {
 /// wink, the index of its old wink (or `None` for a wink that appeared).
 ///
 /// `still(old, distance)` says whether an old wink found again `distance` mm away of its colour
-/// is taken to have stayed put.
-pub fn match_winks(old: &[Wink], new: &[Wink], still: &dyn Fn(&Wink, f64) -> bool) -> Vec<Option<usize>> {
+/// is taken to have stayed put. `rests(wink)` says whether the picture is unchanged round a
+/// wink's footprint: an old wink whose place is unchanged did not move (if not found again the
+/// detector missed it), and a new one whose place is unchanged was there before (the detector
+/// missed it last time), so neither is paired with a wink elsewhere as a move.
+pub fn match_winks(old: &[Wink], new: &[Wink], still: &dyn Fn(&Wink, f64) -> bool, rests: &dyn Fn(&Wink) -> bool) -> Vec<Option<usize>> {
     let mut out = vec![None; new.len()];
     // Resting winks first: a wink of the same colour within a shot's least move of an old one is
     // that wink, even when its size was read the other way this time (at a few pixels across the
@@ -219,10 +225,10 @@ pub fn match_winks(old: &[Wink], new: &[Wink], still: &dyn Fn(&Wink, f64) -> boo
     // The rest within each colour, at least total distance, a change of size costing as much as a
     // long move (so it is made only when nothing else explains the winks).
     let mut groups: HashMap<Colour, (Vec<usize>, Vec<usize>)> = HashMap::new();
-    for (i, w) in old.iter().enumerate().filter(|(i, _)| !old_used[*i]) {
+    for (i, w) in old.iter().enumerate().filter(|(i, w)| !old_used[*i] && !rests(w)) {
         groups.entry(w.colour).or_default().0.push(i);
     }
-    for (j, w) in new.iter().enumerate().filter(|(j, _)| out[*j].is_none()) {
+    for (j, w) in new.iter().enumerate().filter(|(j, w)| out[*j].is_none() && !rests(w)) {
         groups.entry(w.colour).or_default().1.push(j);
     }
     let cost = |a: &Wink, b: &Wink| cost(a, b) + if a.size == b.size { 0.0 } else { SIZE_CHANGE_MM };
@@ -278,7 +284,8 @@ pub fn track(old: Option<&Position>, new: &Position, ruleset: Ruleset, unchanged
         let r = w.radius_mm(nominal);
         d < MOVE_MIN_MM || w.centre_mm.is_some_and(|p| d < r + nominal.small_mm / 2.0 && unchanged(p, r))
     };
-    let matches = match_winks(&old.winks, &new.winks, &still);
+    let rests = |w: &Wink| w.state != WinkState::Potted && w.centre_mm.is_some_and(|p| unchanged(p, w.radius_mm(nominal)));
+    let matches = match_winks(&old.winks, &new.winks, &still, &rests);
     let mut next_id = old.winks.iter().chain(new.winks.iter()).filter_map(|w| id_number(&w.id)).max().unwrap_or(0) + 1;
     let mut rename: HashMap<String, String> = HashMap::new();
     let mut winks: Vec<Wink> = Vec::with_capacity(new.winks.len());
@@ -426,9 +433,9 @@ mod tests {
         crate::rules::apply(&p, Ruleset::Etwa2012).expect("a valid test position")
     }
 
-    use Colour::{Blue, Green, Red};
+    use Colour::{Blue, Green, Red, Yellow};
     use WinkSize::{Large, Small};
-    use WinkState::{InPlay, Off, Potted};
+    use WinkState::{InPlay, Off, Potted, Unplayed};
 
     /// The analyser numbers winks afresh each time; tracking must give them back their ids.
     fn shuffled(p: &[Wink]) -> Vec<Wink> {
@@ -490,12 +497,18 @@ mod tests {
         let t = track(Some(&old), &new, Ruleset::Etwa2012, &|_, _| false)?;
         assert_eq!(t.shot.moved.len(), 2, "{:?}", t.shot);
         // A faint wink read 12 mm off (its footprint still overlaps the old one, 8 mm round) where
-        // nothing changed stayed put; 20 mm off, no footprint of it overlaps: a move.
-        for (off, moved) in [(12.0, false), (20.0, true)] {
+        // nothing changed stayed put. 20 mm off no footprint of it overlaps, but the picture round
+        // b1's place did not change: b1 did not move (kept where it lay, not seen this time) and
+        // the reading is another wink, new to the position.
+        for off in [12.0, 20.0] {
             let new = position(shuffled(&[wink("b1", Blue, Small, 100.0 + off, 100.0, InPlay), wink("b2", Blue, Small, 300.0, 250.0, InPlay)]), &[]);
             let t = track(Some(&old), &new, Ruleset::Etwa2012, &still_round_b1)?;
-            assert_eq!(t.shot.moved.iter().any(|m| m.id == "b1"), moved, "{off} mm: {:?}", t.shot);
+            assert!(!t.shot.moved.iter().any(|m| m.id == "b1"), "{off} mm: {:?}", t.shot);
         }
+        // Where b1's place did change, 20 mm off is a move.
+        let new = position(shuffled(&[wink("b1", Blue, Small, 120.0, 100.0, InPlay), wink("b2", Blue, Small, 300.0, 250.0, InPlay)]), &[]);
+        let t = track(Some(&old), &new, Ruleset::Etwa2012, &|_, _| false)?;
+        assert!(t.shot.moved.iter().any(|m| m.id == "b1"), "{:?}", t.shot);
         Ok(())
     }
 
@@ -598,6 +611,26 @@ mod tests {
         assert!(t.shot.inferred.contains(&Inferred { id: "r2".into(), under: IN_PLACE.into() }));
         let r2 = t.position.winks.iter().find(|w| w.id == "r2").ok_or("r2 kept")?;
         assert_eq!((r2.state, r2.centre_mm), (InPlay, Some(r2_place)));
+        Ok(())
+    }
+
+    #[test]
+    fn a_wink_missed_in_one_settle_and_one_missed_in_the_other_are_not_a_move() -> Result<(), Box<dyn std::error::Error>> {
+        // Green on green felt: last time the detector saw g1 in play and missed g2 in its corner;
+        // this time it misses g1 and sees g2. Neither place changed in the picture; y1 was played.
+        let (g1_place, g2_place) = (MatPoint::new(-650.0, -260.0), MatPoint::new(890.0, 290.0));
+        let old = position(vec![wink("g1", Green, Large, g1_place.x, g1_place.y, InPlay), wink("y1", Yellow, Small, -420.0, -115.0, InPlay)], &[]);
+        let new = position(shuffled(&[wink("g2", Green, Large, g2_place.x, g2_place.y, Unplayed), wink("y1", Yellow, Small, -365.0, -154.0, InPlay)]), &[]);
+        let unchanged = |p: MatPoint, _r: f64| p.distance(g1_place) < 1.0 || p.distance(g2_place) < 1.0;
+        let t = track(Some(&old), &new, Ruleset::Etwa2012, &unchanged)?;
+        assert_eq!(t.shot.moved.iter().map(|m| m.id.as_str()).collect::<Vec<_>>(), ["y1"], "{:?}", t.shot);
+        // g1 is kept where it lay; the wink in the corner is another one.
+        let g1 = t.position.winks.iter().find(|w| w.id == "g1").ok_or("g1 kept")?;
+        assert_eq!(g1.centre_mm, Some(g1_place));
+        assert!(t.position.winks.iter().any(|w| w.id != "g1" && w.centre_mm == Some(g2_place)));
+        // Where the picture did change at both places, the same readings are a long move.
+        let t = track(Some(&old), &new, Ruleset::Etwa2012, &|_, _| false)?;
+        assert_eq!(t.shot.moved.len(), 2, "{:?}", t.shot);
         Ok(())
     }
 
