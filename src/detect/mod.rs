@@ -560,14 +560,7 @@ fn sizes_within_set(view: &LinearView<'_>, cal: &Calibration, model: &ColourMode
         for (from, to) in [(WinkSize::Large, WinkSize::Small), (WinkSize::Small, WinkSize::Large)] {
             let mut tried = Vec::new();
             while count(found, from) > from.per_colour() && count(found, to) < to.per_colour() {
-                // The least convinced of its size, among those not yet tried.
-                let toward_to = |f: &Found| if to == WinkSize::Large { f.large_preference } else { -f.large_preference };
-                let Some(i) = (0..found.len())
-                    .filter(|&i| found[i].colour == colour && found[i].size == from && !tried.contains(&i))
-                    .max_by(|&a, &b| toward_to(&found[a]).total_cmp(&toward_to(&found[b])))
-                else {
-                    break;
-                };
+                let Some(i) = least_convinced(found, colour, from, to, &tried) else { break };
                 tried.push(i);
                 let f = &found[i];
                 let hint = Hint { size: Some(to), ..Hint::default() };
@@ -580,6 +573,18 @@ fn sizes_within_set(view: &LinearView<'_>, cal: &Calibration, model: &ColourMode
     let keep = within_set(found);
     let mut k = keep.iter();
     found.retain(|_| *k.next().unwrap_or(&true));
+}
+
+/// The wink of `colour` read as `from` that is least convinced of it, among those not `tried`: a
+/// wink whose rim was seen only in part (its size judged, not measured) before one whose whole rim
+/// measured its radius; then by how far its outline argued for `to`, weighed by the fit's
+/// confidence (a pile of two small winks of one colour read as one large wink fits badly).
+fn least_convinced(found: &[Found], colour: Colour, from: WinkSize, to: WinkSize, tried: &[usize]) -> Option<usize> {
+    let toward_to = |f: &Found| f.confidence * if to == WinkSize::Large { f.large_preference } else { -f.large_preference };
+    (0..found.len()).filter(|&i| found[i].colour == colour && found[i].size == from && !tried.contains(&i)).max_by(|&a, &b| {
+        let (fa, fb) = (&found[a], &found[b]);
+        fb.measured_radius_mm.is_some().cmp(&fa.measured_radius_mm.is_some()).then(toward_to(fa).total_cmp(&toward_to(fb)))
+    })
 }
 
 /// Which winks to keep so that no colour has more of a size than a set holds (the most confident).
@@ -870,5 +875,27 @@ mod tests {
             Found { state: WinkState::Potted, ..wink(Colour::Green, MatPoint::new(0.0, 0.0)) },
         ];
         assert_eq!(home_corner_votes(&found, &mat), (1, 2));
+    }
+
+    #[test]
+    fn the_wink_flipped_to_keep_a_set_is_the_least_convinced_of_its_size() {
+        let large = |pref: f64, confidence: f64, measured: bool| Found {
+            size: WinkSize::Large,
+            large_preference: pref,
+            confidence,
+            measured_radius_mm: measured.then_some(9.5 + 1.5 * pref),
+            ..wink(Colour::Green, MatPoint::new(0.0, 0.0))
+        };
+        // Three green larges: two well fitted, one (two small winks in a pile read as one) that
+        // argues as hard for large but fits badly.
+        let found = vec![large(0.89, 0.98, true), large(0.90, 0.59, true), large(1.11, 0.99, true)];
+        assert_eq!(least_convinced(&found, Colour::Green, WinkSize::Large, WinkSize::Small, &[]), Some(1));
+        // Once tried, the next least convinced.
+        assert_eq!(least_convinced(&found, Colour::Green, WinkSize::Large, WinkSize::Small, &[1]), Some(0));
+        // A size judged from a part of the rim goes before any measured from the whole rim.
+        let found = vec![large(0.2, 0.9, true), large(0.8, 1.0, false)];
+        assert_eq!(least_convinced(&found, Colour::Green, WinkSize::Large, WinkSize::Small, &[]), Some(1));
+        // Only that colour and size.
+        assert_eq!(least_convinced(&found, Colour::Blue, WinkSize::Large, WinkSize::Small, &[]), None);
     }
 }
