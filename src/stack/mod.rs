@@ -64,8 +64,8 @@ fn median3(mut v: Vec<[f32; 3]>) -> Option<[f32; 3]> {
 /// Which way up two winks of different colours explain the pixels round their overlap better.
 ///
 /// Each wink is drawn as a disc of its own colour (the median of its colour near its rim, away
-/// from the other), blurred at its outline, over the local background, once with `a` on top and once with
-/// `b`; the two pictures differ only in and round the overlap. Returns the score — the observed
+/// from the other), blurred at its outline, over the local background, once with `a` on top and
+/// once with `b`; the two pictures differ only in and round the overlap. Returns the score — the observed
 /// pixels' position between the two pictures, +1 where they match `a` on top, −1 `b` on top —
 /// and the pictures' difference in pixels' worth of full contrast. Sub-pixel overlaps count by
 /// how much of each pixel they cover, where a vote on classified pixels sees only mixtures.

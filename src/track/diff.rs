@@ -326,7 +326,7 @@ pub fn track(old: Option<&Position>, new: &Position, ruleset: Ruleset, unchanged
         if have(w.size) >= w.size.per_colour() {
             continue;
         }
-        if w.state != WinkState::Potted && w.centre_mm.is_some_and(|p| unchanged(p, r)) {
+        if rests(w) {
             // Nothing changed where it lay: the detector missed it this time.
             kept.extra.insert("inferred".into(), Value::String("not seen this time; its place is unchanged".into()));
             shot.inferred.push(Inferred { id: w.id.clone(), under: IN_PLACE.into() });

@@ -243,7 +243,7 @@ pub fn closeup(
                 up_id,
                 upper[i][j].map(|_| (1.0, "colour_stops_short".to_string())),
             );
-            pair.felt_between = felt.map(|g| (g * 1000.0).round() / 1000.0);
+            pair.felt_between = felt.map(super::round3);
             let hide = THICKNESS_MM * plane.tilt_at((a.centre + b.centre) * 0.5).tan();
             weigh_felt(&mut pair, felt, SEEN_GAP_PX * mm_per_px, hide);
             pairs.push(pair);
