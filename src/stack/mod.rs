@@ -45,7 +45,11 @@ fn outline_px(cal: &Calibration, f: &Found) -> Option<(PixelPoint, f64)> {
 const EDGE_BLUR_PX: f64 = 0.8;
 /// The two-wink model must explain the pixels round the overlap this much better one way up
 /// (score from −1 to 1, see [`overlap_model`]) to decide.
-const MIN_MODEL_SCORE: f64 = 0.1;
+const MIN_MODEL_SCORE: f64 = 0.01;
+/// How far the two-wink model may move each outline along the line of centres, pixels.
+const MODEL_SHIFT_PX: f64 = 0.9;
+/// ... in steps of this.
+const MODEL_SHIFT_STEP_PX: f64 = 0.3;
 
 /// Median of each channel.
 fn median3(mut v: Vec<[f32; 3]>) -> Option<[f32; 3]> {
@@ -61,35 +65,69 @@ fn median3(mut v: Vec<[f32; 3]>) -> Option<[f32; 3]> {
     Some(out)
 }
 
-/// Which way up two winks of different colours explain the pixels round their overlap better.
-///
-/// Each wink is drawn as a disc of its own colour (the median of its colour near its rim, away
-/// from the other), blurred at its outline, over the local background, once with `a` on top and
-/// once with `b`; the two pictures differ only in and round the overlap. Returns the score — the observed
-/// pixels' position between the two pictures, +1 where they match `a` on top, −1 `b` on top —
-/// and the pictures' difference in pixels' worth of full contrast. Sub-pixel overlaps count by
-/// how much of each pixel they cover, where a vote on classified pixels sees only mixtures.
-fn overlap_model(view: &LinearView<'_>, (ca, ra): (PixelPoint, f64), (cb, rb): (PixelPoint, f64)) -> Option<(f64, f64)> {
-    // Each wink's colour near its rim, where the overlap's pixels lie: between one and two and a
-    // half blur widths inside its outline, away from the other wink. (A wink's rounded rim shades
-    // darker than its face; with its face's colour the model misread overlaps a pixel or two deep:
-    // squops >= 1 mm right 482 -> 494 of 561 over the renderer's 228 frames.)
-    let near_rim = |c: PixelPoint, r: f64, oc: PixelPoint, or: f64| {
-        let mut v = Vec::new();
-        for i in 0..6 {
-            let rr = (r - EDGE_BLUR_PX * (2.5 - 1.5 * i as f64 / 5.0)).max(0.0);
-            for k in 0..24 {
-                let t = k as f64 / 24.0 * std::f64::consts::TAU;
+/// Step between a wink's profile samples, pixels.
+const PROFILE_STEP_PX: f64 = 0.5;
+/// A wink's profile reaches this far outside its outline, pixels (past the blur: background).
+const PROFILE_OUT_PX: f64 = 3.0;
+/// ... and at most this far inside it (deeper, its face is taken as the deepest sample's).
+const PROFILE_IN_PX: f64 = 6.0;
+
+/// A wink's colour (linear RGB) as seen at each distance from its outline, away from a
+/// neighbour: its face, its shaded rim, the blur into the background, from `-depth` to
+/// [`PROFILE_OUT_PX`] in [`PROFILE_STEP_PX`] steps. The medians round the free part of its
+/// outline, so its own shading and its rim's darkening come with it.
+struct Profile {
+    depth: f64,
+    colour: Vec<[f32; 3]>,
+}
+
+impl Profile {
+    fn measure(view: &LinearView<'_>, c: PixelPoint, r: f64, oc: PixelPoint, or: f64) -> Option<Profile> {
+        let depth = (r - 0.5).min(PROFILE_IN_PX).max(PROFILE_STEP_PX);
+        let steps = ((depth + PROFILE_OUT_PX) / PROFILE_STEP_PX).round() as usize;
+        let mut colour = Vec::with_capacity(steps + 1);
+        for i in 0..=steps {
+            let rr = r - depth + i as f64 * PROFILE_STEP_PX;
+            let mut v = Vec::new();
+            for k in 0..48 {
+                let t = k as f64 / 48.0 * std::f64::consts::TAU;
                 let p = c + PixelPoint::new(t.cos(), t.sin()) * rr;
-                if p.distance(oc) > or + 1.5 {
+                if p.distance(oc) > or + 2.0 {
                     v.extend(view.linear(p.x, p.y));
                 }
             }
+            colour.push(if v.len() >= 6 { median3(v)? } else { *colour.last()? });
         }
-        median3(v)
-    };
-    let col_a = near_rim(ca, ra, cb, rb)?;
-    let col_b = near_rim(cb, rb, ca, ra)?;
+        Some(Profile { depth, colour })
+    }
+
+    /// The colour at signed distance `s` from the outline (negative inside), interpolated.
+    fn at(&self, s: f64) -> [f32; 3] {
+        let u = ((s + self.depth) / PROFILE_STEP_PX).clamp(0.0, (self.colour.len() - 1) as f64);
+        let (i, f) = (u.floor() as usize, (u - u.floor()) as f32);
+        let j = (i + 1).min(self.colour.len() - 1);
+        [0, 1, 2].map(|c| self.colour[i][c] * (1.0 - f) + self.colour[j][c] * f)
+    }
+}
+
+/// Which way up two winks explain the pixels round their overlap better.
+///
+/// Each wink is drawn as it looks on its free side (its [`Profile`]: face, shaded rim, blur into
+/// the background) over the local background, once with `a` on top and once with `b`: a blurred
+/// upper's edge covers the lower's picture by the share it covers the background. Each way up,
+/// the two outlines may move up to [`MODEL_SHIFT_PX`] along the line of centres, in
+/// [`MODEL_SHIFT_STEP_PX`] steps, to explain the pixels best: a lower wink's outline is fitted to
+/// the part of its rim that shows and an upper's is raised, so either can be a fraction of a pixel
+/// out, which decides an overlap a pixel or two deep. Returns the score, from −1 (only `b` on top
+/// explains the pixels) to +1 (only `a`): the two best pictures' residuals' difference over their
+/// sum. Sub-pixel overlaps count by how much of each pixel they cover, where a vote on
+/// classified pixels sees only mixtures.
+fn overlap_model(view: &LinearView<'_>, (ca, ra): (PixelPoint, f64), (cb, rb): (PixelPoint, f64)) -> Option<f64> {
+    // Drawn with each wink's face colour, the model misread overlaps a pixel or two deep, which
+    // the shaded rim fills (near-rim colours: squops >= 1 mm right 482 -> 494 of 561 over the
+    // renderer's 228 frames); with the outlines free to move as well 494 -> 501.
+    let pa = Profile::measure(view, ca, ra, cb, rb)?;
+    let pb = Profile::measure(view, cb, rb, ca, ra)?;
     let mut ring = Vec::new();
     for (c, r) in [(ca, ra), (cb, rb)] {
         for k in 0..48 {
@@ -100,36 +138,52 @@ fn overlap_model(view: &LinearView<'_>, (ca, ra): (PixelPoint, f64), (cb, rb): (
             }
         }
     }
-    let bg = median3(ring)?;
-    let cover = |p: PixelPoint, c: PixelPoint, r: f64| 1.0 / (1.0 + (-1.702 * (r - p.distance(c)) / EDGE_BLUR_PX).exp());
-    let (x0, x1) = (((ca.x - ra).max(cb.x - rb) - 2.0).floor(), ((ca.x + ra).min(cb.x + rb) + 2.0).ceil());
-    let (y0, y1) = (((ca.y - ra).max(cb.y - rb) - 2.0).floor(), ((ca.y + ra).min(cb.y + rb) + 2.0).ceil());
-    let (mut num, mut den) = (0.0, 0.0);
+    let bg = median3(ring)?.map(|v| v as f64);
+    let cover = |s: f64| 1.0 / (1.0 + (1.702 * s / EDGE_BLUR_PX).exp());
+    // The pixels round the overlap, with room for the outlines' moves.
+    let m = MODEL_SHIFT_PX + 2.0;
+    let (x0, x1) = (((ca.x - ra).max(cb.x - rb) - m).floor(), ((ca.x + ra).min(cb.x + rb) + m).ceil());
+    let (y0, y1) = (((ca.y - ra).max(cb.y - rb) - m).floor(), ((ca.y + ra).min(cb.y + rb) + m).ceil());
+    let mut pixels = Vec::new();
     let mut y = y0;
     while y <= y1 {
         let mut x = x0;
         while x <= x1 {
-            let p = PixelPoint::new(x, y);
             if let Some(o) = view.linear(x, y) {
-                let (ka, kb) = (cover(p, ca, ra), cover(p, cb, rb));
-                for c in 0..3 {
-                    let (a, b, g) = (col_a[c] as f64, col_b[c] as f64, bg[c] as f64);
-                    let pa = ka * a + (1.0 - ka) * (kb * b + (1.0 - kb) * g);
-                    let pb = kb * b + (1.0 - kb) * (ka * a + (1.0 - ka) * g);
-                    let d = pa - pb;
-                    num += (o[c] as f64 - 0.5 * (pa + pb)) * d;
-                    den += d * d;
-                }
+                pixels.push((PixelPoint::new(x, y), o.map(|v| v as f64)));
             }
             x += 1.0;
         }
         y += 1.0;
     }
-    if den <= 0.0 {
+    if pixels.is_empty() {
         return None;
     }
-    let contrast: f64 = (0..3).map(|c| ((col_a[c] - col_b[c]) as f64).powi(2)).sum();
-    Some((2.0 * num / den, den / contrast.max(1e-6)))
+    let u = (cb - ca) * (1.0 / ca.distance(cb).max(1e-6));
+    let steps = (MODEL_SHIFT_PX / MODEL_SHIFT_STEP_PX).round() as i32;
+    let best = |a_on_top: bool| -> f64 {
+        let mut best = f64::INFINITY;
+        for ia in -steps..=steps {
+            for ib in -steps..=steps {
+                let (ca, cb) = (ca + u * (ia as f64 * MODEL_SHIFT_STEP_PX), cb + u * (ib as f64 * MODEL_SHIFT_STEP_PX));
+                let mut rss = 0.0;
+                for (p, o) in &pixels {
+                    let (sa, sb) = (p.distance(ca) - ra, p.distance(cb) - rb);
+                    let (qa, qb) = (pa.at(sa), pb.at(sb));
+                    let k = if a_on_top { cover(sa) } else { cover(sb) };
+                    for c in 0..3 {
+                        let (a, b) = (qa[c] as f64, qb[c] as f64);
+                        let model = if a_on_top { a + (1.0 - k) * (b - bg[c]) } else { b + (1.0 - k) * (a - bg[c]) };
+                        rss += (o[c] - model).powi(2);
+                    }
+                }
+                best = best.min(rss);
+            }
+        }
+        best
+    };
+    let (rss_a, rss_b) = (best(true), best(false));
+    (rss_a + rss_b > 0.0).then(|| (rss_b - rss_a) / (rss_a + rss_b))
 }
 
 /// Who is on top of a pair: `Some((upper is a, confidence, evidence))`.
@@ -149,9 +203,9 @@ fn decide(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, a: &Fou
     };
     if a.colour != b.colour {
         // Which way up explains the pixels.
-        if let Some((score, weight)) = overlap_model(view, (ca, ra), (cb, rb)) {
-            if score.abs() >= MIN_MODEL_SCORE && weight >= 0.2 {
-                return Some((score > 0.0, (0.5 + 0.5 * score.abs()).min(1.0), "overlap_model"));
+        if let Some(score) = overlap_model(view, (ca, ra), (cb, rb)) {
+            if score.abs() >= MIN_MODEL_SCORE {
+                return Some((score > 0.0, 0.5 + 0.5 * (score.abs() / (10.0 * MIN_MODEL_SCORE)).min(1.0), "overlap_model"));
             }
         }
         // What fills the overlap.
@@ -487,10 +541,27 @@ mod tests {
         for upper_is_a in [true, false] {
             let img = pair(upper_is_a, a, b);
             let view = LinearView::new(&img).expect("view");
-            let (score, weight) = overlap_model(&view, a, b).expect("a model");
-            assert!(weight > 0.5, "weight {weight}");
+            let score = overlap_model(&view, a, b).expect("a model");
             assert_eq!(score > MIN_MODEL_SCORE, upper_is_a, "score {score}");
             assert_eq!(score < -MIN_MODEL_SCORE, !upper_is_a, "score {score}");
+        }
+    }
+
+    #[test]
+    fn the_two_wink_model_allows_for_outlines_a_fraction_of_a_pixel_out() {
+        // A 1.5 px overlap with shaded rims, the lower's outline handed to the model 0.6 px
+        // further from the upper than it is (a lower is fitted to the part of its rim that shows),
+        // the upper's 0.3 px the other way.
+        let (a, b) = ((PixelPoint::new(25.0, 32.0), 6.0), (PixelPoint::new(25.0 + 6.0 + 5.0 - 1.5, 32.0), 5.0));
+        for upper_is_a in [true, false] {
+            let img = pair_shaded(upper_is_a, a, b, 1.2);
+            let view = LinearView::new(&img).expect("view");
+            let (lower_out, upper_in) = (0.6, 0.3);
+            let (sa, sb) = if upper_is_a { (upper_in, lower_out) } else { (-lower_out, -upper_in) };
+            let moved = ((a.0 + PixelPoint::new(sa, 0.0), a.1), (b.0 + PixelPoint::new(sb, 0.0), b.1));
+            let score = overlap_model(&view, moved.0, moved.1).expect("a model");
+            assert_eq!(score > MIN_MODEL_SCORE, upper_is_a, "a on top {upper_is_a}: score {score}");
+            assert_eq!(score < -MIN_MODEL_SCORE, !upper_is_a, "a on top {upper_is_a}: score {score}");
         }
     }
 
@@ -504,7 +575,7 @@ mod tests {
             for upper_is_a in [true, false] {
                 let img = pair_shaded(upper_is_a, a, b, 1.2);
                 let view = LinearView::new(&img).expect("view");
-                let (score, _) = overlap_model(&view, a, b).expect("a model");
+                let score = overlap_model(&view, a, b).expect("a model");
                 assert_eq!(score > MIN_MODEL_SCORE, upper_is_a, "overlap {depth} px, a on top {upper_is_a}: score {score}");
                 assert_eq!(score < -MIN_MODEL_SCORE, !upper_is_a, "overlap {depth} px, a on top {upper_is_a}: score {score}");
             }
