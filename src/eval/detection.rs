@@ -129,20 +129,22 @@ pub fn score(truth: &Position, got: &Position, r: &mut FrameResult) {
     let tw: Vec<&Wink> = truth.winks.iter().filter(|w| w.state != WinkState::Potted && w.centre_px.is_some()).collect();
     let gw: Vec<&Wink> = got.winks.iter().filter(|w| w.state != WinkState::Potted && w.centre_px.is_some()).collect();
     let visible = |w: &Wink| w.extra.get("visible_fraction").and_then(|v| v.as_f64()).unwrap_or(1.0);
-    // Greedy nearest matching by image position.
-    let mut pairs: Vec<(f64, usize, usize)> = Vec::new();
+    // Greedy nearest matching by image position, the winks that show first: a wink found where
+    // one lies almost wholly under another is the one on top, though the hidden one's centre
+    // may be nearer.
+    let mut pairs: Vec<(bool, f64, usize, usize)> = Vec::new();
     for (i, t) in tw.iter().enumerate() {
         for (j, g) in gw.iter().enumerate() {
             let (Some(a), Some(b)) = (t.centre_px, g.centre_px) else { continue };
             let d = a.distance(b);
             if d < 0.5 * 8.0 * ppm {
-                pairs.push((d, i, j));
+                pairs.push((visible(t) < MUST_FIND_VISIBLE, d, i, j));
             }
         }
     }
-    pairs.sort_by(|a, b| a.0.total_cmp(&b.0));
+    pairs.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
     let (mut t_of, mut g_of) = (vec![None; gw.len()], vec![None; tw.len()]);
-    for (_, i, j) in pairs {
+    for (_, _, i, j) in pairs {
         if g_of[i].is_none() && t_of[j].is_none() {
             g_of[i] = Some(j);
             t_of[j] = Some(i);
@@ -296,4 +298,41 @@ pub fn table(results: &[FrameResult]) -> String {
     }
     out.push_str(&format!("| analyse time incl. calibration, median (ms) | {:.0} |\n", quantile(&mut ms, 0.5)));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The bundled sample's truth, with a wink of the same colour lying almost wholly under its
+    /// first wink (centred 0.6 px away in the picture).
+    fn truth_with_hidden_wink() -> (serde_json::Value, usize) {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/stills/midgame-00003.json");
+        let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).expect("sample truth")).expect("json");
+        let winks = v["winks"].as_array_mut().expect("winks");
+        let top = winks.iter().position(|w| w["state"] == "in_play").expect("a wink in play");
+        let mut hidden = winks[top].clone();
+        hidden["id"] = "w_hidden".into();
+        hidden["visible_fraction"] = 0.05.into();
+        hidden["centre_px"][0] = (hidden["centre_px"][0].as_f64().expect("x") + 0.6).into();
+        winks[top]["visible_fraction"] = 1.0.into();
+        winks.push(hidden);
+        (v, top)
+    }
+
+    #[test]
+    fn a_wink_found_on_top_of_a_hidden_one_is_matched_to_the_one_that_shows() {
+        let (truth, top) = truth_with_hidden_wink();
+        // What was found: every wink that shows, the top one read 0.5 px towards the hidden one's
+        // centre (nearer it than its own).
+        let mut got = truth.clone();
+        let winks = got["winks"].as_array_mut().expect("winks");
+        winks.retain(|w| w["id"] != "w_hidden");
+        winks[top]["centre_px"][0] = (winks[top]["centre_px"][0].as_f64().expect("x") + 0.5).into();
+        let (truth, got): (Position, Position) = (serde_json::from_value(truth).expect("truth"), serde_json::from_value(got).expect("got"));
+        let mut r = FrameResult::default();
+        score(&truth, &got, &mut r);
+        assert_eq!(r.found, r.must_find, "{:?}", r.problems);
+        assert!(r.problems.iter().all(|p| !p.starts_with("missed")), "{:?}", r.problems);
+    }
 }
