@@ -41,9 +41,10 @@ impl Lab {
     pub fn from_cv8(v: [u8; 3]) -> Lab {
         Lab { l: v[0] as f64 * 100.0 / 255.0, a: v[1] as f64 - 128.0, b: v[2] as f64 - 128.0 }
     }
-    /// Chroma: distance from grey in the a*b* plane.
+    /// Chroma: distance from grey in the a*b* plane. (A plain square root: `hypot`'s guard
+    /// against overflow is not needed at Lab's scale, and it is a slow call on a hot path.)
     pub fn chroma(self) -> f64 {
-        self.a.hypot(self.b)
+        (self.a * self.a + self.b * self.b).sqrt()
     }
     /// Hue angle in degrees, 0–360.
     pub fn hue_deg(self) -> f64 {
@@ -51,7 +52,8 @@ impl Lab {
     }
     /// Distance in the a*b* plane.
     pub fn ab_distance(self, o: Lab) -> f64 {
-        (self.a - o.a).hypot(self.b - o.b)
+        let (da, db) = (self.a - o.a, self.b - o.b);
+        (da * da + db * db).sqrt()
     }
 }
 

@@ -52,7 +52,8 @@ impl<'a> LinearView<'a> {
         if !(x >= 0.0 && y >= 0.0) {
             return None;
         }
-        let (x0, y0) = (x.floor() as usize, y.floor() as usize);
+        // Truncation is the floor here (both are at least 0), and needs no call into libm.
+        let (x0, y0) = (x as usize, y as usize);
         if x0 + 1 >= self.width || y0 + 1 >= self.height {
             return None;
         }

@@ -161,19 +161,29 @@ fn overlap_model(view: &LinearView<'_>, (ca, ra): (PixelPoint, f64), (cb, rb): (
     }
     let u = (cb - ca) * (1.0 / ca.distance(cb).max(1e-6));
     let steps = (MODEL_SHIFT_PX / MODEL_SHIFT_STEP_PX).round() as i32;
+    let shifts: Vec<f64> = (-steps..=steps).map(|i| i as f64 * MODEL_SHIFT_STEP_PX).collect();
+    // Each wink's picture and cover at every pixel, for each of its outline's moves.
+    let look = |c: PixelPoint, r: f64, profile: &Profile| -> Vec<([f64; 3], f64)> {
+        let mut out = Vec::with_capacity(pixels.len() * shifts.len());
+        for (p, _) in &pixels {
+            for &t in &shifts {
+                let s = p.distance(c + u * t) - r;
+                out.push((profile.at(s).map(|v| v as f64), cover(s)));
+            }
+        }
+        out
+    };
+    let (look_a, look_b) = (look(ca, ra, &pa), look(cb, rb, &pb));
+    let n = shifts.len();
     let best = |a_on_top: bool| -> f64 {
         let mut best = f64::INFINITY;
-        for ia in -steps..=steps {
-            for ib in -steps..=steps {
-                let (ca, cb) = (ca + u * (ia as f64 * MODEL_SHIFT_STEP_PX), cb + u * (ib as f64 * MODEL_SHIFT_STEP_PX));
+        for ia in 0..n {
+            for ib in 0..n {
                 let mut rss = 0.0;
-                for (p, o) in &pixels {
-                    let (sa, sb) = (p.distance(ca) - ra, p.distance(cb) - rb);
-                    let (qa, qb) = (pa.at(sa), pb.at(sb));
-                    let k = if a_on_top { cover(sa) } else { cover(sb) };
+                for (k, (_, o)) in pixels.iter().enumerate() {
+                    let ((qa, ka), (qb, kb)) = (look_a[k * n + ia], look_b[k * n + ib]);
                     for c in 0..3 {
-                        let (a, b) = (qa[c] as f64, qb[c] as f64);
-                        let model = if a_on_top { a + (1.0 - k) * (b - bg[c]) } else { b + (1.0 - k) * (a - bg[c]) };
+                        let model = if a_on_top { qa[c] + (1.0 - ka) * (qb[c] - bg[c]) } else { qb[c] + (1.0 - kb) * (qa[c] - bg[c]) };
                         rss += (o[c] - model).powi(2);
                     }
                 }
