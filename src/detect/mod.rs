@@ -34,8 +34,14 @@ use serde_json::json;
 const TABLE_MARGIN_MM: f64 = 90.0;
 /// A small wink should span at least this many pixels in the reduced label image.
 const LABEL_SMALL_WINK_PX: f64 = 8.0;
-/// Regions smaller than this share of a small wink's area are noise.
+/// Regions smaller than this share of a small wink's labelled area are noise.
 const MIN_REGION_SHARE: f64 = 0.25;
+/// A wink's outermost half pixel or so, blurred into what lies beyond, is not labelled as its
+/// colour (frame pixels): the least region taken for a wink allows for its disc shrunk by this
+/// much all round. At a few pixels across that is much of the disc (a small wink 4.6 px across at
+/// 0.29 px/mm labels 4 px, under the 4.5 px a quarter of its disc would need). (1 px let
+/// fragments of hands through: over the renderer's 228 frames precision 99.76 -> 99.63%.)
+const LABEL_SHRINK_PX: f64 = 0.5;
 /// Regions larger than this many large winks are not winks (a sleeve, a coloured pot).
 const MAX_REGION_LARGE_WINKS: f64 = 7.0;
 /// Rays per wink.
@@ -418,15 +424,15 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
             let at_mm = cal.image_to_mat(centre_guess).unwrap_or(MatPoint::new(0.0, 0.0));
             let ppm = px_per_mm(cal, at_mm);
             let s = scale as f64;
-            let small_area = std::f64::consts::PI * (nominal.small_mm / 2.0 * ppm / s).powi(2);
             let large_area = std::f64::consts::PI * (nominal.large_mm / 2.0 * ppm / s).powi(2);
             // Pixels in the region: the contour runs through the outer pixels' centres, so its
             // area misses half a pixel all round (Pick's theorem).
             let area = imgproc::contour_area(&contour, false)? + 0.5 * imgproc::arc_length(&contour, true)? + 1.0;
-            if area < MIN_REGION_SHARE * small_area || area > MAX_REGION_LARGE_WINKS * large_area {
+            let r_small = nominal.small_mm / 2.0 * ppm / s;
+            if area < MIN_REGION_SHARE * labelled_area(r_small, s) || area > MAX_REGION_LARGE_WINKS * large_area {
                 continue;
             }
-            for hyp in hypotheses(&contour, bb, small_area, (nominal.small_mm / 2.0 * ppm / s, nominal.large_mm / 2.0 * ppm / s))? {
+            for hyp in hypotheses(&contour, bb, s, (r_small, nominal.large_mm / 2.0 * ppm / s))? {
                 todo.push((colour, labels.to_frame(hyp.0, hyp.1), hyp.2 * s));
             }
         }
@@ -477,14 +483,14 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
         for ci in 0..contours.len() {
             let contour = contours.get(ci)?;
             let area = imgproc::contour_area(&contour, false)? + 0.5 * imgproc::arc_length(&contour, true)? + 1.0;
-            if area < MIN_REGION_SHARE * small_area {
+            if area < MIN_REGION_SHARE * labelled_area(nominal.small_mm / 2.0 * ppm / s, s) {
                 continue;
             }
             // One wink per maximum of the region's distance transform, as on the mat: winks in
             // the pot lie on one another, each partly hidden by the one above.
             let bb = imgproc::bounding_rect(&contour)?;
             let (r_small, r_large) = (nominal.small_mm / 2.0 * ppm / s, nominal.large_mm / 2.0 * ppm / s);
-            let mut hyps = hypotheses(&contour, bb, small_area, (r_small, r_large))?;
+            let mut hyps = hypotheses(&contour, bb, s, (r_small, r_large))?;
             if hyps.is_empty() {
                 let m = imgproc::moments(&contour, false)?;
                 let r = if area >= (small_area + large_area) / 2.0 { r_large } else { r_small };
@@ -632,9 +638,20 @@ fn colour_home(c: Colour) -> usize {
     }
 }
 
+/// The radius (label pixels) of the region labelled as a wink of radius `r` label pixels, in a
+/// label image reduced `scale` times: shrunk by [`LABEL_SHRINK_PX`], and by at most half.
+fn labelled_radius(r: f64, scale: f64) -> f64 {
+    (r - LABEL_SHRINK_PX / scale).max(0.5 * r)
+}
+
+/// The area (label pixels) labelled as a wink of radius `r` label pixels ([`labelled_radius`]).
+fn labelled_area(r: f64, scale: f64) -> f64 {
+    std::f64::consts::PI * labelled_radius(r, scale).powi(2)
+}
+
 /// Circle hypotheses (label x, label y, radius in label px) in one filled region: repeatedly the
 /// distance transform's highest point not yet covered by an earlier circle.
-fn hypotheses(contour: &Vector<Point>, bb: Rect, small_area: f64, (r_small, r_large): (f64, f64)) -> opencv::Result<Vec<(f64, f64, f64)>> {
+fn hypotheses(contour: &Vector<Point>, bb: Rect, scale: f64, (r_small, r_large): (f64, f64)) -> opencv::Result<Vec<(f64, f64, f64)>> {
     let pad = 2;
     let mut filled = Mat::zeros(bb.height + 2 * pad, bb.width + 2 * pad, opencv::core::CV_8UC1)?.to_mat()?;
     let mut cs: Vector<Vector<Point>> = Vector::new();
@@ -661,7 +678,7 @@ fn hypotheses(contour: &Vector<Point>, bb: Rect, small_area: f64, (r_small, r_la
             }
         }
         let Some((bi, bj, v)) = best else { break };
-        if (uncovered as f64) < MIN_REGION_SHARE * small_area || (v as f64) < 0.35 * r_small {
+        if (uncovered as f64) < MIN_REGION_SHARE * labelled_area(r_small, scale) || (v as f64) < 0.35 * r_small {
             break;
         }
         let r = if v as f64 + 0.5 >= 0.5 * (r_small + r_large) { r_large } else { r_small };
@@ -837,6 +854,20 @@ fn dedupe(found: &mut Vec<Found>) {
 mod tests {
     use super::*;
     use crate::geometry::MatSpec;
+
+    #[test]
+    fn a_wink_a_few_pixels_across_is_a_hypothesis_though_blur_leaves_four_pixels_of_its_colour() {
+        // A small wink at 0.29 px/mm: radius 2.3 px, of which blur leaves a 2 × 2 block labelled.
+        let mut contour: Vector<Point> = Vector::new();
+        for (x, y) in [(10, 10), (11, 10), (11, 11), (10, 11)] {
+            contour.push(Point::new(x, y));
+        }
+        let bb = imgproc::bounding_rect(&contour).expect("box");
+        let hyps = hypotheses(&contour, bb, 1.0, (2.32, 3.19)).expect("hypotheses");
+        assert_eq!(hyps.len(), 1, "{hyps:?}");
+        let (x, y, r) = hyps[0];
+        assert!((x - 10.5).abs() < 0.6 && (y - 10.5).abs() < 0.6 && r == 2.32, "{hyps:?}");
+    }
 
     fn wink(colour: Colour, at: MatPoint) -> Found {
         Found {

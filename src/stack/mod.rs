@@ -46,10 +46,12 @@ const EDGE_BLUR_PX: f64 = 0.8;
 /// The two-wink model must explain the pixels round the overlap this much better one way up
 /// (score from −1 to 1, see [`overlap_model`]) to decide.
 const MIN_MODEL_SCORE: f64 = 0.01;
-/// How far the two-wink model may move each outline along the line of centres, pixels.
-const MODEL_SHIFT_PX: f64 = 0.9;
-/// ... in steps of this.
-const MODEL_SHIFT_STEP_PX: f64 = 0.3;
+/// How far the two-wink model may move each outline along the line of centres, mm: about the
+/// footprints' own error (95th percentile ~1.2 mm). (In pixels the best reach grew with the
+/// scale: ±0.9 px at 1080p, 0.4–0.9 px/mm, but ±0–0.3 px at 0.3 px/mm.)
+const MODEL_SHIFT_MM: f64 = 1.0;
+/// ... in this many steps each way.
+const MODEL_SHIFT_STEPS: i32 = 3;
 
 /// Median of each channel.
 fn median3(mut v: Vec<[f32; 3]>) -> Option<[f32; 3]> {
@@ -115,14 +117,14 @@ impl Profile {
 /// Each wink is drawn as it looks on its free side (its [`Profile`]: face, shaded rim, blur into
 /// the background) over the local background, once with `a` on top and once with `b`: a blurred
 /// upper's edge covers the lower's picture by the share it covers the background. Each way up,
-/// the two outlines may move up to [`MODEL_SHIFT_PX`] along the line of centres, in
-/// [`MODEL_SHIFT_STEP_PX`] steps, to explain the pixels best: a lower wink's outline is fitted to
+/// the two outlines may move up to `shift_px` along the line of centres, in
+/// [`MODEL_SHIFT_STEPS`] steps each way, to explain the pixels best: a lower wink's outline is fitted to
 /// the part of its rim that shows and an upper's is raised, so either can be a fraction of a pixel
 /// out, which decides an overlap a pixel or two deep. Returns the score, from −1 (only `b` on top
 /// explains the pixels) to +1 (only `a`): the two best pictures' residuals' difference over their
 /// sum. Sub-pixel overlaps count by how much of each pixel they cover, where a vote on
 /// classified pixels sees only mixtures.
-fn overlap_model(view: &LinearView<'_>, (ca, ra): (PixelPoint, f64), (cb, rb): (PixelPoint, f64)) -> Option<f64> {
+fn overlap_model(view: &LinearView<'_>, (ca, ra): (PixelPoint, f64), (cb, rb): (PixelPoint, f64), shift_px: f64) -> Option<f64> {
     // Drawn with each wink's face colour, the model misread overlaps a pixel or two deep, which
     // the shaded rim fills (near-rim colours: squops >= 1 mm right 482 -> 494 of 561 over the
     // renderer's 228 frames); with the outlines free to move as well 494 -> 501.
@@ -141,7 +143,7 @@ fn overlap_model(view: &LinearView<'_>, (ca, ra): (PixelPoint, f64), (cb, rb): (
     let bg = median3(ring)?.map(|v| v as f64);
     let cover = |s: f64| 1.0 / (1.0 + (1.702 * s / EDGE_BLUR_PX).exp());
     // The pixels round the overlap, with room for the outlines' moves.
-    let m = MODEL_SHIFT_PX + 2.0;
+    let m = shift_px + 2.0;
     let (x0, x1) = (((ca.x - ra).max(cb.x - rb) - m).floor(), ((ca.x + ra).min(cb.x + rb) + m).ceil());
     let (y0, y1) = (((ca.y - ra).max(cb.y - rb) - m).floor(), ((ca.y + ra).min(cb.y + rb) + m).ceil());
     let mut pixels = Vec::new();
@@ -160,8 +162,7 @@ fn overlap_model(view: &LinearView<'_>, (ca, ra): (PixelPoint, f64), (cb, rb): (
         return None;
     }
     let u = (cb - ca) * (1.0 / ca.distance(cb).max(1e-6));
-    let steps = (MODEL_SHIFT_PX / MODEL_SHIFT_STEP_PX).round() as i32;
-    let shifts: Vec<f64> = (-steps..=steps).map(|i| i as f64 * MODEL_SHIFT_STEP_PX).collect();
+    let shifts: Vec<f64> = (-MODEL_SHIFT_STEPS..=MODEL_SHIFT_STEPS).map(|i| shift_px * i as f64 / MODEL_SHIFT_STEPS as f64).collect();
     // Each wink's picture and cover at every pixel, for each of its outline's moves.
     let look = |c: PixelPoint, r: f64, profile: &Profile| -> Vec<([f64; 3], f64)> {
         let mut out = Vec::with_capacity(pixels.len() * shifts.len());
@@ -213,7 +214,8 @@ fn decide(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, a: &Fou
     };
     if a.colour != b.colour {
         // Which way up explains the pixels.
-        if let Some(score) = overlap_model(view, (ca, ra), (cb, rb)) {
+        let shift_px = MODEL_SHIFT_MM * a.centre_mm.map_or(1.0, |c| crate::detect::px_per_mm(cal, c));
+        if let Some(score) = overlap_model(view, (ca, ra), (cb, rb), shift_px) {
             if score.abs() >= MIN_MODEL_SCORE {
                 return Some((score > 0.0, 0.5 + 0.5 * (score.abs() / (10.0 * MIN_MODEL_SCORE)).min(1.0), "overlap_model"));
             }
@@ -551,7 +553,7 @@ mod tests {
         for upper_is_a in [true, false] {
             let img = pair(upper_is_a, a, b);
             let view = LinearView::new(&img).expect("view");
-            let score = overlap_model(&view, a, b).expect("a model");
+            let score = overlap_model(&view, a, b, 0.9).expect("a model");
             assert_eq!(score > MIN_MODEL_SCORE, upper_is_a, "score {score}");
             assert_eq!(score < -MIN_MODEL_SCORE, !upper_is_a, "score {score}");
         }
@@ -569,7 +571,7 @@ mod tests {
             let (lower_out, upper_in) = (0.6, 0.3);
             let (sa, sb) = if upper_is_a { (upper_in, lower_out) } else { (-lower_out, -upper_in) };
             let moved = ((a.0 + PixelPoint::new(sa, 0.0), a.1), (b.0 + PixelPoint::new(sb, 0.0), b.1));
-            let score = overlap_model(&view, moved.0, moved.1).expect("a model");
+            let score = overlap_model(&view, moved.0, moved.1, 0.9).expect("a model");
             assert_eq!(score > MIN_MODEL_SCORE, upper_is_a, "a on top {upper_is_a}: score {score}");
             assert_eq!(score < -MIN_MODEL_SCORE, !upper_is_a, "a on top {upper_is_a}: score {score}");
         }
@@ -585,7 +587,7 @@ mod tests {
             for upper_is_a in [true, false] {
                 let img = pair_shaded(upper_is_a, a, b, 1.2);
                 let view = LinearView::new(&img).expect("view");
-                let score = overlap_model(&view, a, b).expect("a model");
+                let score = overlap_model(&view, a, b, 0.9).expect("a model");
                 assert_eq!(score > MIN_MODEL_SCORE, upper_is_a, "overlap {depth} px, a on top {upper_is_a}: score {score}");
                 assert_eq!(score < -MIN_MODEL_SCORE, !upper_is_a, "overlap {depth} px, a on top {upper_is_a}: score {score}");
             }
