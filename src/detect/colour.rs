@@ -16,8 +16,13 @@ const TYPICAL_HUE_DEG: [(Colour, f64); 4] = [(Colour::Blue, 290.0), (Colour::Gre
 const MAX_HUE_SHIFT_DEG: f64 = 25.0;
 /// A pixel further than this from its colour's prototype hue is not that colour.
 const HUE_WINDOW_DEG: f64 = 32.0;
-/// Least chroma of a wink pixel, whatever the mat (CIE Lab units).
+/// Least chroma of a red or yellow wink pixel, whatever the mat (CIE Lab units): skin and wood
+/// lie at hues of 40–80°, between red and yellow, with chromas up to about 35.
 const MIN_CHROMA: f64 = 40.0;
+/// Least chroma of a blue or green wink pixel, whatever the mat: nothing skin- or wood-like lies
+/// at their hues, and a wink a few pixels across, blurred, mixes its colour with the felt's (a
+/// green small wink 4.6 px across at 0.3 px/mm peaks at chroma 32 on tan felt).
+const MIN_CHROMA_COOL: f64 = 25.0;
 /// A wink pixel's chroma must exceed the background's by this much.
 const CHROMA_ABOVE_BACKGROUND: f64 = 10.0;
 /// Least a*b* distance between a wink pixel and the felt or the table.
@@ -71,8 +76,10 @@ pub struct ColourModel {
     pub table: Option<Lab>,
     /// The hue prototype of each wink colour, in degrees.
     pub hues: [(Colour, f64); 4],
-    /// Least chroma of a wink pixel in this frame.
+    /// Least chroma of a red or yellow wink pixel in this frame.
     pub min_chroma: f64,
+    /// Least chroma of a blue or green wink pixel in this frame.
+    pub min_chroma_cool: f64,
     /// Least a*b* distance of a wink pixel from the felt and the table in this frame.
     pub min_ab_distance: f64,
 }
@@ -81,7 +88,8 @@ impl ColourModel {
     /// A model with typical hues for a frame whose felt (and table) colours are known.
     pub fn new(felt: Lab, table: Option<Lab>) -> ColourModel {
         let background = felt.chroma().max(table.map_or(0.0, |t| t.chroma()));
-        ColourModel { felt, table, hues: TYPICAL_HUE_DEG, min_chroma: MIN_CHROMA.max(background + CHROMA_ABOVE_BACKGROUND), min_ab_distance: MIN_AB_DISTANCE }
+        let floor = background + CHROMA_ABOVE_BACKGROUND;
+        ColourModel { felt, table, hues: TYPICAL_HUE_DEG, min_chroma: MIN_CHROMA.max(floor), min_chroma_cool: MIN_CHROMA_COOL.max(floor), min_ab_distance: MIN_AB_DISTANCE }
     }
 
     /// Sets the felt's spread in a*b* (a robust standard deviation of its pixels' distance from
@@ -91,9 +99,18 @@ impl ColourModel {
         self
     }
 
-    /// Whether a pixel could be part of a wink (any colour).
+    /// Least chroma of a pixel of `colour`.
+    fn chroma_floor(&self, colour: Colour) -> f64 {
+        match colour {
+            Colour::Blue | Colour::Green => self.min_chroma_cool,
+            Colour::Red | Colour::Yellow => self.min_chroma,
+        }
+    }
+
+    /// Whether a pixel could be part of a wink (any colour): chroma enough for the least demanding
+    /// colour, and well away from the felt and the table.
     pub fn is_candidate(&self, c: Lab) -> bool {
-        c.chroma() >= self.min_chroma && c.ab_distance(self.felt) >= self.min_ab_distance && self.table.is_none_or(|t| c.ab_distance(t) >= self.min_ab_distance)
+        c.chroma() >= self.min_chroma.min(self.min_chroma_cool) && c.ab_distance(self.felt) >= self.min_ab_distance && self.table.is_none_or(|t| c.ab_distance(t) >= self.min_ab_distance)
     }
 
     /// The wink colour of a pixel, or `None` when it is not wink-coloured.
@@ -101,7 +118,7 @@ impl ColourModel {
         if !self.is_candidate(c) {
             return None;
         }
-        self.nearest_hue(c.hue_deg())
+        self.nearest_hue(c.hue_deg()).filter(|&colour| c.chroma() >= self.chroma_floor(colour))
     }
 
     /// The colour whose prototype hue is nearest, within the window.
@@ -124,6 +141,9 @@ impl ColourModel {
                 let Some(k) = self.hues.iter().enumerate().map(|(k, &(_, h))| (k, hue_diff(hue, h).abs())).filter(|&(_, d)| d <= HUE_WINDOW_DEG).min_by(|a, b| a.1.total_cmp(&b.1)).map(|(k, _)| k) else {
                     continue;
                 };
+                if c.chroma() < self.chroma_floor(self.hues[k].0) {
+                    continue;
+                }
                 let w = c.chroma();
                 sums[k].0 += w * hue_diff(hue, self.hues[k].1);
                 sums[k].1 += w;
@@ -159,6 +179,16 @@ mod tests {
         assert_eq!(m.classify(lab(61.6, 20.7, 28.2)), None, "skin");
         assert_eq!(m.classify(lab(46.0, -27.1, 19.6)), None, "the felt itself");
         assert_eq!(m.classify(lab(95.0, 0.0, 2.0)), None, "glare");
+    }
+
+    #[test]
+    fn a_faint_green_blur_is_green_where_skin_of_its_chroma_is_not_red() {
+        // Tan felt; the middle of a green small wink 4.6 px across, half mixed with the felt
+        // (sRGB 120,175,117); skin, as chromatic.
+        let m = ColourModel::new(lab(75.0, 6.0, 17.0), None);
+        assert_eq!(m.classify(lab(67.0, -25.0, 20.0)), Some(Colour::Green));
+        assert_eq!(m.classify(lab(61.6, 20.7, 28.2)), None, "skin");
+        assert_eq!(m.classify(lab(67.0, 25.0, 20.0)), None, "a warm hue at the same chroma");
     }
 
     #[test]
