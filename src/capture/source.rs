@@ -1009,6 +1009,30 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_live_source_hands_over_the_newest_frame_and_drops_stale_ones() -> Result<(), Box<dyn std::error::Error>> {
+        // The sample clip played as a camera, in real time, to a consumer far slower than its
+        // frame rate: it must get the newest frame each time, not fall behind through a queue.
+        let clip = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/clips/clip-00001.avi");
+        let mut cam = CameraSource::open_file(&clip, None)?;
+        assert!(cam.is_live());
+        let period = 1.0 / cam.fps().unwrap_or(15.0);
+        let mut indices = Vec::new();
+        while indices.len() < 3 {
+            match cam.next_event()? {
+                Some(SourceEvent::Frame(f)) => indices.push(f.index),
+                Some(_) => {}
+                None => break,
+            }
+            // Busy for several frame periods, as an analysis can be.
+            std::thread::sleep(Duration::from_secs_f64(6.0 * period));
+        }
+        assert_eq!(indices.len(), 3, "{indices:?}");
+        assert!(indices.windows(2).all(|w| w[1] > w[0] + 1), "a stale frame was handed over: {indices:?}");
+        assert!(cam.dropped() > 0);
+        Ok(())
+    }
+
+    #[test]
     fn numbered_files_sort_by_number_and_globs_match() {
         let mut v: Vec<PathBuf> = ["f-10.jpg", "f-2.jpg", "f-1.jpg", "f-100.jpg"].iter().map(PathBuf::from).collect();
         v.sort_by(|a, b| numeric_key(a).cmp(&numeric_key(b)));
