@@ -478,18 +478,19 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
         imgproc::find_contours(&mask, &mut contours, imgproc::RETR_EXTERNAL, imgproc::CHAIN_APPROX_SIMPLE, Point::new(0, 0))?;
         let ppm = px_per_mm(cal, MatPoint::new(0.0, 0.0)) * pot_floor_magnification(cal);
         let s = scale as f64;
-        let small_area = std::f64::consts::PI * (nominal.small_mm / 2.0 * ppm / s).powi(2);
-        let large_area = std::f64::consts::PI * (nominal.large_mm / 2.0 * ppm / s).powi(2);
+        let (r_small, r_large) = (nominal.small_mm / 2.0 * ppm / s, nominal.large_mm / 2.0 * ppm / s);
+        let small_area = std::f64::consts::PI * r_small.powi(2);
+        let large_area = std::f64::consts::PI * r_large.powi(2);
+        let least_area = MIN_REGION_SHARE * labelled_area(r_small, s);
         for ci in 0..contours.len() {
             let contour = contours.get(ci)?;
             let area = imgproc::contour_area(&contour, false)? + 0.5 * imgproc::arc_length(&contour, true)? + 1.0;
-            if area < MIN_REGION_SHARE * labelled_area(nominal.small_mm / 2.0 * ppm / s, s) {
+            if area < least_area {
                 continue;
             }
             // One wink per maximum of the region's distance transform, as on the mat: winks in
             // the pot lie on one another, each partly hidden by the one above.
             let bb = imgproc::bounding_rect(&contour)?;
-            let (r_small, r_large) = (nominal.small_mm / 2.0 * ppm / s, nominal.large_mm / 2.0 * ppm / s);
             let mut hyps = hypotheses(&contour, bb, s, (r_small, r_large))?;
             if hyps.is_empty() {
                 let m = imgproc::moments(&contour, false)?;

@@ -88,7 +88,7 @@ struct Profile {
 
 impl Profile {
     fn measure(view: &LinearView<'_>, c: PixelPoint, r: f64, oc: PixelPoint, or: f64) -> Option<Profile> {
-        let depth = (r - 0.5).min(PROFILE_IN_PX).max(PROFILE_STEP_PX);
+        let depth = (r - 0.5).clamp(PROFILE_STEP_PX, PROFILE_IN_PX);
         let steps = ((depth + PROFILE_OUT_PX) / PROFILE_STEP_PX).round() as usize;
         let mut colour = Vec::with_capacity(steps + 1);
         for i in 0..=steps {
@@ -218,7 +218,7 @@ fn decide(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, a: &Fou
     };
     if a.colour != b.colour {
         // Which way up explains the pixels.
-        let shift_px = MODEL_SHIFT_MM * a.centre_mm.map_or(1.0, |c| crate::detect::px_per_mm(cal, c));
+        let shift_px = MODEL_SHIFT_MM * crate::detect::px_per_mm(cal, a.centre_mm?);
         if let Some(score) = overlap_model(view, (ca, ra), (cb, rb), shift_px) {
             if score.abs() >= MIN_MODEL_SCORE {
                 return Some((score > 0.0, 0.5 + 0.5 * (score.abs() / (10.0 * MIN_MODEL_SCORE)).min(1.0), "overlap_model"));
