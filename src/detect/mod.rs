@@ -27,6 +27,7 @@ use fit::{Beyond, CircleFit, Rest, RayEdge};
 use opencv::core::{Mat, Point, Rect, Scalar, Size, Vector};
 use opencv::imgproc;
 use opencv::prelude::*;
+use rayon::prelude::*;
 use sample::LinearView;
 use serde_json::json;
 
@@ -275,23 +276,23 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
     let ppm_min = spec.mat.corners().iter().map(|&c| px_per_mm(cal, c * 0.95)).fold(ppm_centre, f64::min);
     let scale = ((ppm_min * nominal.small_mm / LABEL_SMALL_WINK_PX).floor() as i32).clamp(1, 4);
 
-    // Reduced Lab copy of the region.
-    let roi = Mat::roi(bgr, Rect::new(x0, y0, x1 - x0, y1 - y0))?;
-    let mut lab = Mat::default();
-    if scale > 1 {
+    // The region's pixels, reduced when a small wink spans more than enough of them; Lab from
+    // tables (`Lab8`), as needed.
+    let small = if scale > 1 {
+        let roi = Mat::roi(bgr, Rect::new(x0, y0, x1 - x0, y1 - y0))?;
         let mut small = Mat::default();
         imgproc::resize(&roi, &mut small, Size::new((x1 - x0) / scale, (y1 - y0) / scale), 0.0, 0.0, imgproc::INTER_AREA)?;
-        imgproc::cvt_color(&small, &mut lab, imgproc::COLOR_BGR2Lab, 0)?;
+        Some(small)
     } else {
-        imgproc::cvt_color(&roi, &mut lab, imgproc::COLOR_BGR2Lab, 0)?;
-    }
-    let (lw, lh) = (lab.cols(), lab.rows());
-    let lab_bytes = lab.data_bytes()?;
-    let lab_step = lab.step1(0)? * lab.elem_size1();
-    let lab_px = |i: i32, j: i32| -> Lab {
-        let k = j as usize * lab_step + i as usize * 3;
-        Lab::from_cv8([lab_bytes[k], lab_bytes[k + 1], lab_bytes[k + 2]])
+        None
     };
+    let region = match &small {
+        Some(m) => Region { data: m.data_bytes()?, step: m.step1(0)? * m.elem_size1(), x0: 0, y0: 0, width: m.cols(), height: m.rows() },
+        None => Region { data: bgr.data_bytes()?, step: bgr.step1(0)? * bgr.elem_size1(), x0: x0 as usize, y0: y0 as usize, width: x1 - x0, height: y1 - y0 },
+    };
+    let lab8 = sample::Lab8::new();
+    let (lw, lh) = (region.width, region.height);
+    let lab_px = |i: i32, j: i32| -> Lab { Lab::from_cv8(lab8.lab(region.bgr(i as usize, j as usize))) };
     let labels_geom = Labels { x0, y0, scale };
 
     // Where each label pixel lies: on the mat, beyond it, in the pot's body.
@@ -346,7 +347,7 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
     let mut model = ColourModel::new(felt, table).with_felt_spread(spread);
     // Every pixel of a 150-pixel grid's worth of rows and columns is plenty to learn hues from.
     let every = ((lw as usize * lh as usize / 40_000) as f64).sqrt().max(1.0) as usize;
-    let sampled: Vec<Lab> = (0..lh).step_by(every).flat_map(|j| (0..lw).step_by(every).map(move |i| (i, j))).map(|(i, j)| lab_px(i, j)).filter(|c| model.is_candidate(*c)).collect();
+    let sampled: Vec<Lab> = (0..lh).into_par_iter().step_by(every).flat_map_iter(|j| (0..lw).step_by(every).map(move |i| lab_px(i, j)).filter(|c| model.is_candidate(*c))).collect();
     model.learn(sampled.iter().copied());
 
     // The pot's colour, when it could pass for a wink's: winks of that colour in the pot are not counted.
@@ -365,65 +366,45 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
         median_lab(&mut rim).and_then(|c| model.classify(c))
     };
 
-    // Label masks.
-    // Whether a pixel is wink-coloured, and which colour, depends on its a*, b* alone: one table
-    // of 256 × 256 answers per frame instead of a hue and a chroma per pixel.
-    // Filled as colours are met (a frame holds a few thousand distinct a*, b* pairs).
-    const UNKNOWN: u8 = 255;
-    let mut lut = vec![UNKNOWN; 256 * 256];
-    let (lwu, lhu) = (lw as usize, lh as usize);
-    let mut mask_bufs = vec![vec![0u8; lwu * lhu]; 4];
-    let mut potted_bufs = vec![vec![0u8; lwu * lhu]; 4];
-    let pot_bbox = bbox_label(&labels_geom, &pot_body);
-    for j in 0..lh {
-        let row = &lab_bytes[j as usize * lab_step..];
-        for i in 0..lw {
-            let q = i as usize * 3;
-            let key = row[q + 1] as usize * 256 + row[q + 2] as usize;
-            let mut code = lut[key];
-            if code == UNKNOWN {
-                let c = Lab { l: 50.0, a: row[q + 1] as f64 - 128.0, b: row[q + 2] as f64 - 128.0 };
-                code = model.classify(c).map_or(0, |c| colour_index(c) as u8 + 1);
-                lut[key] = code;
-            }
-            if code == 0 {
-                continue;
-            }
-            let k = (code - 1) as usize;
-            let colour = Colour::ALL[k];
-            let at = j as usize * lwu + i as usize;
-            let in_pot_box = pot_bbox.is_some_and(|(a, b, c, d)| i >= a && i <= c && j >= b && j <= d);
-            if in_pot_box {
+    // Label masks: each colour's pixels on the mat; winks' pixels in the pot's opening apart.
+    let pot_bbox = bbox_label(&labels_geom, &pot_body).and_then(|(a, b, c, d)| {
+        let (a, b, c, d) = (a.max(0), b.max(0), c.min(lw - 1), d.min(lh - 1));
+        (a <= c && b <= d).then(|| Rect::new(a, b, c - a + 1, d - b + 1))
+    });
+    let mut masks = label_masks(&region, &lab8, &model, pot_bbox);
+    let mut potted = Vec::new();
+    if let Some(pb) = pot_bbox {
+        potted = vec![vec![0u8; (pb.width * pb.height) as usize]; 4];
+        let mut lut = ClassLut::new(&model, &lab8);
+        for j in pb.y..pb.y + pb.height {
+            for i in pb.x..pb.x + pb.width {
+                let Some(k) = lut.class(region.bgr(i as usize, j as usize)) else { continue };
                 let p = labels_geom.to_frame(i as f64, j as f64);
                 if inside_convex(&pot_opening, p) {
-                    if pot_colour != Some(colour) {
-                        potted_bufs[k][at] = 255;
+                    if pot_colour != Some(Colour::ALL[k]) {
+                        potted[k][((j - pb.y) * pb.width + i - pb.x) as usize] = 255;
                     }
-                    continue;
-                }
-                if inside_convex(&pot_body, p) {
-                    continue;
+                } else if !inside_convex(&pot_body, p) {
+                    masks.set(k, i, j);
                 }
             }
-            mask_bufs[k][at] = 255;
         }
     }
     let labels = labels_geom;
 
-    // Circle hypotheses from each colour's regions, measured at full resolution.
-    let mut found: Vec<Found> = Vec::new();
-    let mut todo: Vec<(Colour, PixelPoint, f64)> = Vec::new();
-    for (k, colour) in Colour::ALL.iter().copied().enumerate() {
-        let mut contours: Vector<Vector<Point>> = Vector::new();
-        let mask = Mat::new_rows_cols_with_data(lh, lw, mask_bufs[k].as_slice())?;
-        imgproc::find_contours(&mask, &mut contours, imgproc::RETR_EXTERNAL, imgproc::CHAIN_APPROX_SIMPLE, Point::new(0, 0))?;
-        for ci in 0..contours.len() {
-            let contour = contours.get(ci)?;
+    // Circle hypotheses from each colour's regions (the colours in parallel), measured at full
+    // resolution.
+    let s = scale as f64;
+    let colour_hypotheses = |k: usize| -> opencv::Result<Vec<(Colour, PixelPoint, f64)>> {
+        let mut out = Vec::new();
+        let Some(bb) = masks.bbox[k] else { return Ok(out) };
+        let mask = Mat::new_rows_cols_with_data(lh, lw, masks.bufs[k].as_slice())?;
+        let contours = external_contours(&Mat::roi(&mask, bb)?, bb)?;
+        for contour in contours.iter() {
             let bb = imgproc::bounding_rect(&contour)?;
             let centre_guess = labels.to_frame(bb.x as f64 + bb.width as f64 / 2.0, bb.y as f64 + bb.height as f64 / 2.0);
             let at_mm = cal.image_to_mat(centre_guess).unwrap_or(MatPoint::new(0.0, 0.0));
             let ppm = px_per_mm(cal, at_mm);
-            let s = scale as f64;
             let large_area = std::f64::consts::PI * (nominal.large_mm / 2.0 * ppm / s).powi(2);
             // Pixels in the region: the contour runs through the outer pixels' centres, so its
             // area misses half a pixel all round (Pick's theorem).
@@ -433,19 +414,19 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
                 continue;
             }
             for hyp in hypotheses(&contour, bb, s, (r_small, nominal.large_mm / 2.0 * ppm / s))? {
-                todo.push((colour, labels.to_frame(hyp.0, hyp.1), hyp.2 * s));
+                out.push((Colour::ALL[k], labels.to_frame(hyp.0, hyp.1), hyp.2 * s));
             }
         }
-    }
+        Ok(out)
+    };
+    let todo: Vec<(Colour, PixelPoint, f64)> = (0..4).into_par_iter().map(colour_hypotheses).collect::<opencv::Result<Vec<_>>>()?.concat();
     // Each hypothesis measured on its own: in parallel.
-    use rayon::prelude::*;
-    found.extend(todo.par_iter().filter_map(|&(colour, c_px, r_px)| measure(&view, cal, &model, colour, c_px, r_px, &nominal, &Hint::default())).collect::<Vec<_>>());
+    let mut found: Vec<Found> = todo.par_iter().filter_map(|&(colour, c_px, r_px)| measure(&view, cal, &model, colour, c_px, r_px, &nominal, &Hint::default())).collect();
     dedupe(&mut found);
     sizes_within_set(&view, cal, &model, &nominal, &mut found);
 
     // Stacking: overlaps, who is on top, levels; uppers refitted as leaning winks.
     let squops = crate::stack::stack(&view, cal, &model, &nominal, &mut found);
-    // Refits may have changed a size: the set's limits again, squops following their winks.
     let keep = within_set(&found);
     let new_index: Vec<Option<usize>> = keep.iter().scan(0usize, |n, &k| Some(k.then(|| { *n += 1; *n - 1 }))).collect();
     let squops: Vec<FoundSquop> = squops
@@ -473,9 +454,8 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
 
     // Winks seen in the pot.
     for (k, colour) in Colour::ALL.iter().copied().enumerate() {
-        let mut contours: Vector<Vector<Point>> = Vector::new();
-        let mask = Mat::new_rows_cols_with_data(lh, lw, potted_bufs[k].as_slice())?;
-        imgproc::find_contours(&mask, &mut contours, imgproc::RETR_EXTERNAL, imgproc::CHAIN_APPROX_SIMPLE, Point::new(0, 0))?;
+        let (Some(pb), Some(buf)) = (pot_bbox, potted.get(k)) else { break };
+        let contours = external_contours(&Mat::new_rows_cols_with_data(pb.height, pb.width, buf.as_slice())?, pb)?;
         let ppm = px_per_mm(cal, MatPoint::new(0.0, 0.0)) * pot_floor_magnification(cal);
         let s = scale as f64;
         let (r_small, r_large) = (nominal.small_mm / 2.0 * ppm / s, nominal.large_mm / 2.0 * ppm / s);
@@ -524,7 +504,6 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
             }
         }
     }
-    // Ids in a stable order: colour, size, then along the mat.
     let mut order: Vec<usize> = (0..found.len()).collect();
     order.sort_by(|&a, &b| {
         let (fa, fb) = (&found[a], &found[b]);
@@ -534,6 +513,149 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
         found[i].id = format!("w{}", n + 1);
     }
     Ok(Detections { found, squops, model: Some(model), px_per_mm: ppm_centre })
+}
+
+/// The label image's source: 8-bit BGR pixels (i, j) at `(x0 + i, y0 + j)` of `data`.
+struct Region<'a> {
+    data: &'a [u8],
+    step: usize,
+    x0: usize,
+    y0: usize,
+    width: i32,
+    height: i32,
+}
+
+impl Region<'_> {
+    /// Row `j`'s BGR bytes.
+    fn row(&self, j: usize) -> &[u8] {
+        let at = (self.y0 + j) * self.step + self.x0 * 3;
+        &self.data[at..at + self.width as usize * 3]
+    }
+    #[inline]
+    fn bgr(&self, i: usize, j: usize) -> [u8; 3] {
+        let k = (self.y0 + j) * self.step + (self.x0 + i) * 3;
+        [self.data[k], self.data[k + 1], self.data[k + 2]]
+    }
+}
+
+/// Which wink colour (index in `Colour::ALL`) a pixel shows, if any. Whether a pixel is
+/// wink-coloured, and which colour, depends on its a*, b* alone: one table of 256 × 256 answers,
+/// filled as colours are met. A frame holds a few tens of thousands of distinct BGR values, most
+/// of them many times over, so each is converted once: a direct-mapped cache of 2¹⁶ BGR values
+/// and their answers stands in front of the conversion. (Blocks of 8 × 8 × 8 BGR values made as
+/// colours are met were slower: a frame's colours fill a few thousand of them.)
+struct ClassLut<'m> {
+    model: &'m ColourModel,
+    lab8: &'m sample::Lab8,
+    by_ab: Vec<u8>,
+    /// BGR value (high 24 bits) and its answer (low 8 bits); `EMPTY` where none.
+    by_bgr: Vec<u32>,
+}
+
+impl<'m> ClassLut<'m> {
+    const UNKNOWN: u8 = 255;
+    const NONE: u8 = 254;
+    const EMPTY: u32 = u32::MAX;
+
+    fn new(model: &'m ColourModel, lab8: &'m sample::Lab8) -> Self {
+        ClassLut { model, lab8, by_ab: vec![Self::UNKNOWN; 256 * 256], by_bgr: vec![Self::EMPTY; 1 << 16] }
+    }
+
+    #[inline]
+    fn class(&mut self, bgr: [u8; 3]) -> Option<usize> {
+        let key = (bgr[0] as u32) << 16 | (bgr[1] as u32) << 8 | bgr[2] as u32;
+        // Fibonacci hashing: the top 16 bits of the key times 2³²/φ.
+        let slot = (key.wrapping_mul(0x9E37_79B1) >> 16) as usize;
+        let e = self.by_bgr[slot];
+        let code = if e >> 8 == key && e != Self::EMPTY {
+            (e & 0xFF) as u8
+        } else {
+            let code = self.by_lab(bgr);
+            self.by_bgr[slot] = key << 8 | code as u32;
+            code
+        };
+        (code != Self::NONE).then_some(code as usize)
+    }
+
+    fn by_lab(&mut self, bgr: [u8; 3]) -> u8 {
+        let lab = self.lab8.lab(bgr);
+        let ab = lab[1] as usize * 256 + lab[2] as usize;
+        if self.by_ab[ab] == Self::UNKNOWN {
+            let c = Lab { l: 50.0, a: lab[1] as f64 - 128.0, b: lab[2] as f64 - 128.0 };
+            self.by_ab[ab] = self.model.classify(c).map_or(Self::NONE, |c| colour_index(c) as u8);
+        }
+        self.by_ab[ab]
+    }
+}
+
+/// One mask (255 where the colour shows) per wink colour over the label image, with each mask's
+/// bounding box.
+struct Masks {
+    width: i32,
+    bufs: Vec<Vec<u8>>,
+    bbox: [Option<Rect>; 4],
+}
+
+impl Masks {
+    fn set(&mut self, k: usize, i: i32, j: i32) {
+        self.bufs[k][(j * self.width + i) as usize] = 255;
+        self.bbox[k] = Some(self.bbox[k].map_or(Rect::new(i, j, 1, 1), |b| b | Rect::new(i, j, 1, 1)));
+    }
+}
+
+/// Labels every pixel of `region` outside `skip` with its wink colour, in parallel bands of rows
+/// (each with its own table of answers).
+fn label_masks(region: &Region<'_>, lab8: &sample::Lab8, model: &ColourModel, skip: Option<Rect>) -> Masks {
+    let (w, h) = (region.width as usize, region.height as usize);
+    // Each zeroed by the allocator (not cloned): pages stay untouched until a wink pixel is met.
+    let mut bufs: Vec<Vec<u8>> = (0..4).map(|_| vec![0u8; w * h]).collect();
+    let rows = h.div_ceil(4 * rayon::current_num_threads().max(1)).max(1);
+    let mut bands: Vec<Vec<&mut [u8]>> = (0..h.div_ceil(rows)).map(|_| Vec::with_capacity(4)).collect();
+    for buf in bufs.iter_mut() {
+        for (band, chunk) in bands.iter_mut().zip(buf.chunks_mut(rows * w)) {
+            band.push(chunk);
+        }
+    }
+    let boxes: Vec<[Option<Rect>; 4]> = bands
+        .into_par_iter()
+        .enumerate()
+        .map(|(b, mut band)| {
+            let mut lut = ClassLut::new(model, lab8);
+            let mut bbox: [Option<Rect>; 4] = [None; 4];
+            let j0 = b * rows;
+            for dj in 0..band[0].len() / w.max(1) {
+                let j = (j0 + dj) as i32;
+                for (i, p) in region.row(j0 + dj).chunks_exact(3).enumerate() {
+                    let Some(k) = lut.class([p[0], p[1], p[2]]) else { continue };
+                    if skip.is_some_and(|s| s.contains(Point::new(i as i32, j))) {
+                        continue;
+                    }
+                    band[k][dj * w + i] = 255;
+                    let px = Rect::new(i as i32, j, 1, 1);
+                    bbox[k] = Some(bbox[k].map_or(px, |r| r | px));
+                }
+            }
+            bbox
+        })
+        .collect();
+    let mut bbox: [Option<Rect>; 4] = [None; 4];
+    for bx in boxes {
+        for k in 0..4 {
+            bbox[k] = match (bbox[k], bx[k]) {
+                (Some(a), Some(b)) => Some(a | b),
+                (a, b) => a.or(b),
+            };
+        }
+    }
+    Masks { width: region.width, bufs, bbox }
+}
+
+/// The outer contours of a binary image that is the part `at` of a larger one, in the larger
+/// one's coordinates.
+fn external_contours(mask: &impl opencv::core::ToInputArray, at: Rect) -> opencv::Result<Vector<Vector<Point>>> {
+    let mut contours: Vector<Vector<Point>> = Vector::new();
+    imgproc::find_contours(mask, &mut contours, imgproc::RETR_EXTERNAL, imgproc::CHAIN_APPROX_SIMPLE, Point::new(at.x, at.y))?;
+    Ok(contours)
 }
 
 /// How many winks lie behind the baseline of their own colour's corner, and how many behind the

@@ -21,6 +21,7 @@ use crate::detect::sample::LinearView;
 use crate::detect::{measure, Found, FoundSquop, Hint};
 use crate::geometry::{MatPoint, PixelPoint};
 use crate::report::position::NominalDiameters;
+use rayon::prelude::*;
 
 /// Pairs whose footprints are further apart than this (mm) are not examined.
 const PAIR_GAP_MM: f64 = 1.5;
@@ -370,7 +371,6 @@ pub fn stack(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, nomi
     // Winks whose outlines meet: measured again without the edge points that lie inside the other
     // (the boundary between two winks is one wink's rim, not both).
     let first: Vec<Found> = found.to_vec();
-    use rayon::prelude::*;
     let refits: Vec<(usize, Found)> = (0..first.len())
         .into_par_iter()
         .filter_map(|i| {
@@ -387,40 +387,45 @@ pub fn stack(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, nomi
         found[i] = r;
     }
     let flat: Vec<Found> = found.to_vec();
-    let kept = stack_with(view, cal, model, nominal, found, None);
+    let decided = decide_pairs(view, cal, model, found);
+    let kept = stack_with(view, cal, model, nominal, found, decided.clone());
     if kept.iter().all(|s| s.margin_mm > MIN_REPORTED_MARGIN_MM) {
         return kept;
     }
-    // Some tentative squops came apart once refitted: start again from the flat fits without them.
+    // Some tentative squops came apart once refitted: start again from the flat fits (and so the
+    // same decisions) without them.
     let keep: Vec<(usize, usize)> = kept.iter().filter(|s| s.margin_mm > MIN_REPORTED_MARGIN_MM).map(|s| (s.upper, s.lower)).collect();
     found.clone_from_slice(&flat);
-    let again = stack_with(view, cal, model, nominal, found, Some(&keep));
+    let decided = decided.into_iter().filter(|s| keep.contains(&(s.upper, s.lower))).collect();
+    let again = stack_with(view, cal, model, nominal, found, decided);
     again.into_iter().filter(|s| s.margin_mm > MIN_REPORTED_MARGIN_MM).collect()
 }
 
-/// One pass: decide the pairs (or take `only` as the squops), set levels, refit the uppers.
-fn stack_with(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, nominal: &NominalDiameters, found: &mut [Found], only: Option<&[(usize, usize)]>) -> Vec<FoundSquop> {
+/// Who is on top for every pair whose footprints come within `PAIR_GAP_MM`, each pair on its own
+/// (in parallel), in the order of the pairs.
+fn decide_pairs(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, found: &[Found]) -> Vec<FoundSquop> {
     let n = found.len();
-    let mut squops: Vec<FoundSquop> = Vec::new();
-    for i in 0..n {
-        for j in i + 1..n {
-            let Some(m) = margin(&found[i], &found[j]) else { continue };
-            if m < -PAIR_GAP_MM {
-                continue;
-            }
-            let d = decide(view, cal, model, &found[i], &found[j]);
-            let Some((a_up, conf, evidence)) = d else { continue };
+    let pairs: Vec<(usize, usize, f64)> = (0..n)
+        .flat_map(|i| (i + 1..n).map(move |j| (i, j)))
+        .filter_map(|(i, j)| margin(&found[i], &found[j]).filter(|&m| m >= -PAIR_GAP_MM).map(|m| (i, j, m)))
+        .collect();
+    pairs
+        .into_par_iter()
+        .filter_map(|(i, j, m)| {
+            let (a_up, confidence, evidence) = decide(view, cal, model, &found[i], &found[j])?;
             // A guess at which is on top is only worth making when the footprints clearly overlap.
             if evidence == "rim_dip" && m < MIN_GUESSED_MARGIN_MM {
-                continue;
+                return None;
             }
             let (upper, lower) = if a_up { (i, j) } else { (j, i) };
-            if only.is_some_and(|o| !o.contains(&(upper, lower))) {
-                continue;
-            }
-            squops.push(FoundSquop { upper, lower, margin_mm: m, confidence: conf, evidence });
-        }
-    }
+            Some(FoundSquop { upper, lower, margin_mm: m, confidence, evidence })
+        })
+        .collect()
+}
+
+/// One pass: from the decided pairs, keep those that can stack, set levels, refit the uppers.
+fn stack_with(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, nominal: &NominalDiameters, found: &mut [Found], mut squops: Vec<FoundSquop>) -> Vec<FoundSquop> {
+    let n = found.len();
     // A pair of winks can only stack one way; a wink is not above itself through a cycle. Keep
     // the pairs whose footprints overlap, most confident first, skipping any that would close a cycle.
     squops.sort_by(|a, b| b.confidence.total_cmp(&a.confidence));
@@ -451,26 +456,33 @@ fn stack_with(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, nom
             break;
         }
     }
-    // Uppers refitted as leaning on their highest lower wink, lowest levels first.
-    let mut order: Vec<usize> = (0..n).filter(|&i| level[i] > 0).collect();
-    order.sort_by_key(|&i| level[i]);
-    for i in order {
-        let Some(s) = kept.iter().filter(|s| s.upper == i).max_by_key(|s| level[s.lower]) else { continue };
-        let lower = &found[s.lower];
-        let (Some(cl), Some(rl), Some(cu)) = (lower.centre_mm, lower.radius_mm, found[i].centre_mm) else { continue };
-        let v = cu - cl;
-        let d = v.norm().max(1e-6);
-        let towards = cl + v * ((rl - 0.4 * THICKNESS_MM).min(d) / d);
-        let support = lower.rest.top_height(rl, cl);
-        let rest = Rest::Leaning { support_mm: support, towards };
-        let f = &found[i];
-        let hint = Hint { rest: Some(rest), size: Some(f.size), others: neighbours(cal, found, i) };
-        if let Some(mut refit) = measure(view, cal, model, f.colour, f.centre_px, f.radius_px, nominal, &hint) {
-            refit.level = level[i];
-            found[i] = refit;
-        } else {
-            found[i].rest = rest;
-            found[i].level = level[i];
+    // Uppers refitted as leaning on their highest lower wink, lowest levels first; the uppers of
+    // one level each on its own (in parallel), against the outlines as the level began.
+    let top = level.iter().copied().max().unwrap_or(0);
+    for at in 1..=top {
+        let refits: Vec<(usize, Rest, Option<Found>)> = (0..n)
+            .filter(|&i| level[i] == at)
+            .collect::<Vec<_>>()
+            .into_par_iter()
+            .filter_map(|i| {
+                let s = kept.iter().filter(|s| s.upper == i).max_by_key(|s| level[s.lower])?;
+                let lower = &found[s.lower];
+                let (cl, rl, cu) = (lower.centre_mm?, lower.radius_mm?, found[i].centre_mm?);
+                let v = cu - cl;
+                let d = v.norm().max(1e-6);
+                let towards = cl + v * ((rl - 0.4 * THICKNESS_MM).min(d) / d);
+                let support = lower.rest.top_height(rl, cl);
+                let rest = Rest::Leaning { support_mm: support, towards };
+                let f = &found[i];
+                let hint = Hint { rest: Some(rest), size: Some(f.size), others: neighbours(cal, found, i) };
+                Some((i, rest, measure(view, cal, model, f.colour, f.centre_px, f.radius_px, nominal, &hint)))
+            })
+            .collect();
+        for (i, rest, refit) in refits {
+            match refit {
+                Some(r) => found[i] = r,
+                None => found[i].rest = rest,
+            }
         }
     }
     for (i, f) in found.iter_mut().enumerate() {
