@@ -692,7 +692,7 @@ fn sizes_within_set(view: &LinearView<'_>, cal: &Calibration, model: &ColourMode
                 let Some(i) = least_convinced(found, colour, from, to, &tried) else { break };
                 tried.push(i);
                 let f = &found[i];
-                let hint = Hint { size: Some(to), ..Hint::default() };
+                let hint = Hint { size: Some(to), fitted: true, ..Hint::default() };
                 if let Some(g) = measure(view, cal, model, colour, f.centre_px, f.radius_px, nominal, &hint) {
                     found[i] = Found { large_preference: f.large_preference, ..g };
                 }
@@ -842,6 +842,9 @@ pub struct Hint {
     /// Other winks' outlines in the frame (centre, radius px): edge points inside them belong to
     /// the boundary with that wink, not to this wink's rim.
     pub others: Vec<(PixelPoint, f64)>,
+    /// The starting outline is a fitted one (a wink measured again): the rays already cross its
+    /// rim squarely, so they are cast once rather than twice.
+    pub fitted: bool,
 }
 
 /// Measures one wink hypothesis at full resolution: rays, fit, size.
@@ -867,7 +870,8 @@ fn measure_with(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, c
     let mut edges = Vec::new();
     let covered_by_other = |p: PixelPoint| hint.others.iter().any(|&(c, r)| p.distance(c) < r + 0.7);
     // Two rounds: the second from a circle through the first's rim, so the rays cross it squarely.
-    for round in 0..2 {
+    let rounds = if hint.fitted { 1 } else { 2 };
+    for round in 0..rounds {
         edges = fit::ray_edges_with(view, model, colour, c_px, r_px, RAYS, how);
         for e in edges.iter_mut() {
             if e.beyond == Beyond::Background && covered_by_other(e.px) {
@@ -875,7 +879,7 @@ fn measure_with(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, c
             }
         }
         let bg: Vec<PixelPoint> = edges.iter().filter(|e| e.beyond == Beyond::Background).map(|e| e.px).collect();
-        if bg.len() < 5 || round == 1 {
+        if bg.len() < 5 || round + 1 == rounds {
             break;
         }
         if let Some((c, r)) = fit_circle(&bg) {

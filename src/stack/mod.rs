@@ -379,7 +379,7 @@ pub fn stack(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, nomi
                 return None;
             }
             let f = &first[i];
-            let hint = Hint { rest: Some(f.rest), size: None, others };
+            let hint = Hint { rest: Some(f.rest), size: None, others, fitted: true };
             measure(view, cal, model, f.colour, f.centre_px, f.radius_px, nominal, &hint).map(|r| (i, r))
         })
         .collect();
@@ -474,7 +474,7 @@ fn stack_with(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, nom
                 let support = lower.rest.top_height(rl, cl);
                 let rest = Rest::Leaning { support_mm: support, towards };
                 let f = &found[i];
-                let hint = Hint { rest: Some(rest), size: Some(f.size), others: neighbours(cal, found, i) };
+                let hint = Hint { rest: Some(rest), size: Some(f.size), others: neighbours(cal, found, i), fitted: true };
                 Some((i, rest, measure(view, cal, model, f.colour, f.centre_px, f.radius_px, nominal, &hint)))
             })
             .collect();

@@ -310,6 +310,15 @@ pub fn track(old: Option<&Position>, new: &Position, ruleset: Ruleset, unchanged
         .filter_map(|s| Some(Squop { upper: rename.get(&s.upper)?.clone(), lower: rename.get(&s.lower)?.clone(), ..s.clone() }))
         .collect();
 
+    settle_guessed_squops(&mut squops, &mut winks, &old.squops, &|id: &str| {
+        let j = new.winks.iter().position(|w| rename.get(&w.id).is_some_and(|r| r == id))?;
+        let before = &old.winks[matches[j]?];
+        match (place(before), place(&new.winks[j])) {
+            (Some(p), Some(q)) => Some(!still(before, p.distance(q))),
+            _ => None,
+        }
+    });
+
     // Vanished winks, kept by reasoning.
     let mut shot = Shot::default();
     let matched_old: BTreeSet<usize> = matches.iter().flatten().copied().collect();
@@ -406,6 +415,57 @@ pub fn track(old: Option<&Position>, new: &Position, ruleset: Ruleset, unchanged
     let old_flags: BTreeSet<_> = old.flags.iter().map(flag_key).collect();
     let new_flags = position.flags.iter().filter(|f| !old_flags.contains(&flag_key(f))).cloned().collect();
     Ok(Tracked { position, shot, new_flags, ids: rename })
+}
+
+/// Squops whose upper the picture could only guess (two winks of one colour showing no rim where
+/// they meet, at most [`REASONED_CONFIDENCE`]) take their way up from the shot: a wink that moved
+/// and came to rest above one that stayed put is the upper (8.2: the squopping wink is the one
+/// that came to rest above); between two winks that both stayed, the way up of the last settled
+/// position stands. `moved` says whether a wink (by its carried id) moved in the shot, when known.
+/// A turn that would close a cycle is not made. Levels are then recounted from the squops.
+fn settle_guessed_squops(squops: &mut [Squop], winks: &mut [Wink], before: &[Squop], moved: &dyn Fn(&str) -> Option<bool>) {
+    let mut turned = false;
+    for k in 0..squops.len() {
+        let s = &squops[k];
+        if s.confidence.is_none_or(|c| c > REASONED_CONFIDENCE) {
+            continue;
+        }
+        let (Some(up), Some(low)) = (moved(&s.upper), moved(&s.lower)) else { continue };
+        let turn = match (up, low) {
+            (false, true) => Some("the wink that moved came to rest on the other (8.2)"),
+            (false, false) if before.iter().any(|b| b.upper == s.lower && b.lower == s.upper) => Some("neither wink moved: as it was"),
+            _ => None,
+        };
+        let Some(why) = turn else { continue };
+        // Whether the upper lies above the lower through the other squops too (a cycle once turned).
+        let (from, to) = (s.upper.clone(), s.lower.clone());
+        let mut stack = vec![from.as_str()];
+        let mut seen: BTreeSet<&str> = BTreeSet::new();
+        let mut cycle = false;
+        while let Some(x) = stack.pop() {
+            if !seen.insert(x) {
+                continue;
+            }
+            for (m, o) in squops.iter().enumerate() {
+                if m != k && o.upper == x {
+                    cycle |= o.lower == to;
+                    stack.push(o.lower.as_str());
+                }
+            }
+        }
+        if cycle {
+            continue;
+        }
+        let s = &mut squops[k];
+        std::mem::swap(&mut s.upper, &mut s.lower);
+        s.extra.insert("evidence".into(), Value::String(format!("shot: {why}")));
+        turned = true;
+    }
+    if turned {
+        for w in winks.iter_mut() {
+            w.level = None;
+        }
+    }
 }
 
 #[cfg(test)]
@@ -521,6 +581,33 @@ mod tests {
         let t = track(Some(&old), &new, Ruleset::Etwa2012, &|_, _| false)?;
         let large = t.position.winks.iter().filter(|w| w.colour == Green && w.size == Large).count();
         assert!(large <= 2, "{:?}", t.position.winks);
+        Ok(())
+    }
+
+    #[test]
+    fn a_guessed_squop_takes_its_way_up_from_the_shot() -> Result<(), Box<dyn std::error::Error>> {
+        // y1 and y2 (one colour) rest apart; y3 sits on y4. The shot plays y2 onto y1.
+        let old = position(
+            vec![wink("y1", Yellow, Small, 0.0, 0.0, InPlay), wink("y2", Yellow, Small, 0.0, 100.0, InPlay), wink("y3", Yellow, Large, 300.0, 0.0, InPlay), wink("y4", Yellow, Large, 318.0, 0.0, InPlay)],
+            &[("y3", "y4")],
+        );
+        let mut new = position(
+            vec![wink("a", Yellow, Small, 0.0, 0.0, InPlay), wink("b", Yellow, Small, 14.0, 0.0, InPlay), wink("c", Yellow, Large, 300.0, 0.0, InPlay), wink("d", Yellow, Large, 318.0, 0.0, InPlay)],
+            &[],
+        );
+        // The picture could only guess, and guessed both upside down.
+        let guess = |upper: &str, lower: &str, confidence: f64| Squop { upper: upper.into(), lower: lower.into(), margin_mm: Some(2.0), confidence: Some(confidence), extra: Default::default() };
+        new.squops = vec![guess("a", "b", 0.5), guess("d", "c", 0.5)];
+        let t = track(Some(&old), &new, Ruleset::Etwa2012, &|_, _| false)?;
+        let pairs: Vec<(&str, &str)> = t.position.squops.iter().map(|s| (s.upper.as_str(), s.lower.as_str())).collect();
+        assert!(pairs.contains(&("y2", "y1")) && pairs.contains(&("y3", "y4")), "{pairs:?}");
+        assert_eq!(t.shot.squops_made, vec![SquopPair { upper: "y2".into(), lower: "y1".into() }]);
+        let level = |id: &str| t.position.winks.iter().find(|w| w.id == id).and_then(|w| w.level);
+        assert_eq!((level("y1"), level("y2")), (Some(0), Some(1)));
+        // A squop the picture decided is left as it is.
+        new.squops = vec![guess("a", "b", 0.9)];
+        let t = track(Some(&old), &new, Ruleset::Etwa2012, &|_, _| false)?;
+        assert_eq!(t.shot.squops_made, vec![SquopPair { upper: "y1".into(), lower: "y2".into() }]);
         Ok(())
     }
 
