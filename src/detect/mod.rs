@@ -427,6 +427,7 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
 
     // Stacking: overlaps, who is on top, levels; uppers refitted as leaning winks.
     let squops = crate::stack::stack(&view, cal, &model, &nominal, &mut found);
+    // Refits may have changed a size: the set's limits again, squops following their winks.
     let keep = within_set(&found);
     let new_index: Vec<Option<usize>> = keep.iter().scan(0usize, |n, &k| Some(k.then(|| { *n += 1; *n - 1 }))).collect();
     let squops: Vec<FoundSquop> = squops
@@ -504,6 +505,7 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
             }
         }
     }
+    // Ids in a stable order: colour, size, then along the mat.
     let mut order: Vec<usize> = (0..found.len()).collect();
     order.sort_by(|&a, &b| {
         let (fa, fb) = (&found[a], &found[b]);
