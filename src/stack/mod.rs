@@ -388,7 +388,8 @@ pub fn stack(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, nomi
     }
     let flat: Vec<Found> = found.to_vec();
     let decided = decide_pairs(view, cal, model, found);
-    let kept = stack_with(view, cal, model, nominal, found, decided.clone());
+    let mut memo = Vec::new();
+    let kept = stack_with(view, cal, model, nominal, found, decided.clone(), &mut memo);
     if kept.iter().all(|s| s.margin_mm > MIN_REPORTED_MARGIN_MM) {
         return kept;
     }
@@ -397,7 +398,7 @@ pub fn stack(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, nomi
     let keep: Vec<(usize, usize)> = kept.iter().filter(|s| s.margin_mm > MIN_REPORTED_MARGIN_MM).map(|s| (s.upper, s.lower)).collect();
     found.clone_from_slice(&flat);
     let decided = decided.into_iter().filter(|s| keep.contains(&(s.upper, s.lower))).collect();
-    let again = stack_with(view, cal, model, nominal, found, decided);
+    let again = stack_with(view, cal, model, nominal, found, decided, &mut memo);
     again.into_iter().filter(|s| s.margin_mm > MIN_REPORTED_MARGIN_MM).collect()
 }
 
@@ -423,8 +424,20 @@ fn decide_pairs(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, f
         .collect()
 }
 
-/// One pass: from the decided pairs, keep those that can stack, set levels, refit the uppers.
-fn stack_with(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, nominal: &NominalDiameters, found: &mut [Found], mut squops: Vec<FoundSquop>) -> Vec<FoundSquop> {
+/// A leaning upper's refit and what it was measured from. The second pass refits the uppers from
+/// the same flat fits, most of them against the same outlines round them: those are not measured
+/// again.
+struct Refit {
+    i: usize,
+    from: (PixelPoint, f64),
+    rest: Rest,
+    others: Vec<(PixelPoint, f64)>,
+    refit: Option<Found>,
+}
+
+/// One pass: from the decided pairs, keep those that can stack, set levels, refit the uppers
+/// (taking those already made from the same inputs from `memo`, and adding the rest to it).
+fn stack_with(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, nominal: &NominalDiameters, found: &mut [Found], mut squops: Vec<FoundSquop>, memo: &mut Vec<Refit>) -> Vec<FoundSquop> {
     let n = found.len();
     // A pair of winks can only stack one way; a wink is not above itself through a cycle. Keep
     // the pairs whose footprints overlap, most confident first, skipping any that would close a cycle.
@@ -460,7 +473,7 @@ fn stack_with(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, nom
     // one level each on its own (in parallel), against the outlines as the level began.
     let top = level.iter().copied().max().unwrap_or(0);
     for at in 1..=top {
-        let refits: Vec<(usize, Rest, Option<Found>)> = (0..n)
+        let refits: Vec<(Refit, bool)> = (0..n)
             .filter(|&i| level[i] == at)
             .collect::<Vec<_>>()
             .into_par_iter()
@@ -474,14 +487,22 @@ fn stack_with(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, nom
                 let support = lower.rest.top_height(rl, cl);
                 let rest = Rest::Leaning { support_mm: support, towards };
                 let f = &found[i];
-                let hint = Hint { rest: Some(rest), size: Some(f.size), others: neighbours(cal, found, i), fitted: true };
-                Some((i, rest, measure(view, cal, model, f.colour, f.centre_px, f.radius_px, nominal, &hint)))
+                let (from, others) = ((f.centre_px, f.radius_px), neighbours(cal, found, i));
+                if let Some(m) = memo.iter().find(|m| m.i == i && m.from == from && m.rest == rest && m.others == others) {
+                    return Some((Refit { i, from, rest, others, refit: m.refit.clone() }, true));
+                }
+                let hint = Hint { rest: Some(rest), size: Some(f.size), others, fitted: true };
+                let refit = measure(view, cal, model, f.colour, f.centre_px, f.radius_px, nominal, &hint);
+                Some((Refit { i, from, rest, others: hint.others, refit }, false))
             })
             .collect();
-        for (i, rest, refit) in refits {
-            match refit {
-                Some(r) => found[i] = r,
-                None => found[i].rest = rest,
+        for (r, known) in refits {
+            match &r.refit {
+                Some(f) => found[r.i] = f.clone(),
+                None => found[r.i].rest = r.rest,
+            }
+            if !known {
+                memo.push(r);
             }
         }
     }
