@@ -601,8 +601,13 @@ struct Masks {
 impl Masks {
     fn set(&mut self, k: usize, i: i32, j: i32) {
         self.bufs[k][(j * self.width + i) as usize] = 255;
-        self.bbox[k] = Some(self.bbox[k].map_or(Rect::new(i, j, 1, 1), |b| b | Rect::new(i, j, 1, 1)));
+        grow(&mut self.bbox[k], Rect::new(i, j, 1, 1));
     }
+}
+
+/// `bbox` grown to hold `r` too.
+fn grow(bbox: &mut Option<Rect>, r: Rect) {
+    *bbox = Some(bbox.map_or(r, |b| b | r));
 }
 
 /// Labels every pixel of `region` outside `skip` with its wink colour, in parallel bands of rows
@@ -633,20 +638,18 @@ fn label_masks(region: &Region<'_>, lab8: &sample::Lab8, model: &ColourModel, sk
                         continue;
                     }
                     band[k][dj * w + i] = 255;
-                    let px = Rect::new(i as i32, j, 1, 1);
-                    bbox[k] = Some(bbox[k].map_or(px, |r| r | px));
+                    grow(&mut bbox[k], Rect::new(i as i32, j, 1, 1));
                 }
             }
             bbox
         })
         .collect();
     let mut bbox: [Option<Rect>; 4] = [None; 4];
-    for bx in boxes {
-        for k in 0..4 {
-            bbox[k] = match (bbox[k], bx[k]) {
-                (Some(a), Some(b)) => Some(a | b),
-                (a, b) => a.or(b),
-            };
+    for bx in &boxes {
+        for (k, b) in bx.iter().enumerate() {
+            if let Some(b) = b {
+                grow(&mut bbox[k], *b);
+            }
         }
     }
     Masks { width: region.width, bufs, bbox }

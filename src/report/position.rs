@@ -860,7 +860,7 @@ impl Position {
 }
 
 /// A cycle in the "is above" graph, as ids each above the next with the first repeated, if any.
-fn find_cycle(squops: &[Squop]) -> Option<Vec<String>> {
+pub(crate) fn find_cycle(squops: &[Squop]) -> Option<Vec<String>> {
     let mut below: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     for s in squops {
         below.entry(s.upper.as_str()).or_default().push(s.lower.as_str());

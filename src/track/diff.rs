@@ -437,28 +437,14 @@ fn settle_guessed_squops(squops: &mut [Squop], winks: &mut [Wink], before: &[Squ
             _ => None,
         };
         let Some(why) = turn else { continue };
-        // Whether the upper lies above the lower through the other squops too (a cycle once turned).
-        let (from, to) = (s.upper.clone(), s.lower.clone());
-        let mut stack = vec![from.as_str()];
-        let mut seen: BTreeSet<&str> = BTreeSet::new();
-        let mut cycle = false;
-        while let Some(x) = stack.pop() {
-            if !seen.insert(x) {
-                continue;
-            }
-            for (m, o) in squops.iter().enumerate() {
-                if m != k && o.upper == x {
-                    cycle |= o.lower == to;
-                    stack.push(o.lower.as_str());
-                }
-            }
-        }
-        if cycle {
-            continue;
-        }
         let s = &mut squops[k];
         std::mem::swap(&mut s.upper, &mut s.lower);
-        s.extra.insert("evidence".into(), Value::String(format!("shot: {why}")));
+        if crate::report::position::find_cycle(squops).is_some() {
+            let s = &mut squops[k];
+            std::mem::swap(&mut s.upper, &mut s.lower);
+            continue;
+        }
+        squops[k].extra.insert("evidence".into(), Value::String(format!("shot: {why}")));
         turned = true;
     }
     if turned {
