@@ -219,7 +219,13 @@ pub fn score(truth: &Position, got: &Position, r: &mut FrameResult) {
         let right = has(&u, &l);
         if !right {
             squops_ok = false;
-            r.problems.push(format!("squop {} over {} ({:.2} mm) {}", s.upper, s.lower, s.margin_mm.unwrap_or(0.0), if has(&l, &u) { "upside down" } else { "missed" }));
+            // The reading it was taken for, and on what evidence, so the failures can be sorted.
+            let how = match got.squops.iter().find(|s| s.upper == l && s.lower == u) {
+                Some(g) => format!("upside down ({}, confidence {:.2})", g.extra.get("evidence").and_then(|e| e.as_str()).unwrap_or("?"), g.confidence.unwrap_or(0.0)),
+                None => "missed".to_string(),
+            };
+            let name = |id: &str| tw.iter().find(|t| t.id == id).map_or(String::new(), |t| format!("{} {}", t.colour, t.size.name()));
+            r.problems.push(format!("squop {} ({}) over {} ({}) ({:.2} mm) {how}", s.upper, name(&s.upper), s.lower, name(&s.lower), s.margin_mm.unwrap_or(0.0)));
         }
         r.squops.push(SquopResult { margin_mm: s.margin_mm.unwrap_or(0.0), right });
     }
