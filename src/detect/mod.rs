@@ -28,6 +28,7 @@ use opencv::core::{Mat, Point, Rect, Scalar, Size, Vector};
 use opencv::imgproc;
 use opencv::prelude::*;
 use rayon::prelude::*;
+use std::sync::atomic::{AtomicU32, AtomicU8, Ordering};
 use sample::LinearView;
 use serde_json::json;
 
@@ -371,11 +372,11 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
         let (a, b, c, d) = (a.max(0), b.max(0), c.min(lw - 1), d.min(lh - 1));
         (a <= c && b <= d).then(|| Rect::new(a, b, c - a + 1, d - b + 1))
     });
-    let mut masks = label_masks(&region, &lab8, &model, pot_bbox);
+    let lut = ClassLut::new(&model, &lab8);
+    let mut masks = label_masks(&region, &lut, pot_bbox);
     let mut potted = Vec::new();
     if let Some(pb) = pot_bbox {
         potted = vec![vec![0u8; (pb.width * pb.height) as usize]; 4];
-        let mut lut = ClassLut::new(&model, &lab8);
         for j in pb.y..pb.y + pb.height {
             for i in pb.x..pb.x + pb.width {
                 let Some(k) = lut.class(region.bgr(i as usize, j as usize)) else { continue };
@@ -549,9 +550,9 @@ impl Region<'_> {
 struct ClassLut<'m> {
     model: &'m ColourModel,
     lab8: &'m sample::Lab8,
-    by_ab: Vec<u8>,
+    by_ab: Vec<AtomicU8>,
     /// BGR value (high 24 bits) and its answer (low 8 bits); `EMPTY` where none.
-    by_bgr: Vec<u32>,
+    by_bgr: Vec<AtomicU32>,
 }
 
 impl<'m> ClassLut<'m> {
@@ -560,33 +561,45 @@ impl<'m> ClassLut<'m> {
     const EMPTY: u32 = u32::MAX;
 
     fn new(model: &'m ColourModel, lab8: &'m sample::Lab8) -> Self {
-        ClassLut { model, lab8, by_ab: vec![Self::UNKNOWN; 256 * 256], by_bgr: vec![Self::EMPTY; 1 << 16] }
+        ClassLut {
+            model,
+            lab8,
+            by_ab: (0..256 * 256).map(|_| AtomicU8::new(Self::UNKNOWN)).collect(),
+            by_bgr: (0..1 << 16).map(|_| AtomicU32::new(Self::EMPTY)).collect(),
+        }
     }
 
+    /// Shared by the bands labelled in parallel, so each colour is converted about once a frame,
+    /// not once a band. Entries are whole words holding their own key, so a race between two
+    /// bands filling one slot only costs a conversion again (relaxed loads and stores are plain
+    /// moves here).
     #[inline]
-    fn class(&mut self, bgr: [u8; 3]) -> Option<usize> {
+    fn class(&self, bgr: [u8; 3]) -> Option<usize> {
         let key = (bgr[0] as u32) << 16 | (bgr[1] as u32) << 8 | bgr[2] as u32;
         // Fibonacci hashing: the top 16 bits of the key times 2³²/φ.
         let slot = (key.wrapping_mul(0x9E37_79B1) >> 16) as usize;
-        let e = self.by_bgr[slot];
+        let e = self.by_bgr[slot].load(Ordering::Relaxed);
         let code = if e >> 8 == key && e != Self::EMPTY {
             (e & 0xFF) as u8
         } else {
             let code = self.by_lab(bgr);
-            self.by_bgr[slot] = key << 8 | code as u32;
+            self.by_bgr[slot].store(key << 8 | code as u32, Ordering::Relaxed);
             code
         };
         (code != Self::NONE).then_some(code as usize)
     }
 
-    fn by_lab(&mut self, bgr: [u8; 3]) -> u8 {
+    fn by_lab(&self, bgr: [u8; 3]) -> u8 {
         let lab = self.lab8.lab(bgr);
         let ab = lab[1] as usize * 256 + lab[2] as usize;
-        if self.by_ab[ab] == Self::UNKNOWN {
-            let c = Lab { l: 50.0, a: lab[1] as f64 - 128.0, b: lab[2] as f64 - 128.0 };
-            self.by_ab[ab] = self.model.classify(c).map_or(Self::NONE, |c| colour_index(c) as u8);
+        let known = self.by_ab[ab].load(Ordering::Relaxed);
+        if known != Self::UNKNOWN {
+            return known;
         }
-        self.by_ab[ab]
+        let c = Lab { l: 50.0, a: lab[1] as f64 - 128.0, b: lab[2] as f64 - 128.0 };
+        let code = self.model.classify(c).map_or(Self::NONE, |c| colour_index(c) as u8);
+        self.by_ab[ab].store(code, Ordering::Relaxed);
+        code
     }
 }
 
@@ -612,7 +625,7 @@ fn grow(bbox: &mut Option<Rect>, r: Rect) {
 
 /// Labels every pixel of `region` outside `skip` with its wink colour, in parallel bands of rows
 /// (each with its own table of answers).
-fn label_masks(region: &Region<'_>, lab8: &sample::Lab8, model: &ColourModel, skip: Option<Rect>) -> Masks {
+fn label_masks(region: &Region<'_>, lut: &ClassLut<'_>, skip: Option<Rect>) -> Masks {
     let (w, h) = (region.width as usize, region.height as usize);
     // Each zeroed by the allocator (not cloned): pages stay untouched until a wink pixel is met.
     let mut bufs: Vec<Vec<u8>> = (0..4).map(|_| vec![0u8; w * h]).collect();
@@ -627,7 +640,6 @@ fn label_masks(region: &Region<'_>, lab8: &sample::Lab8, model: &ColourModel, sk
         .into_par_iter()
         .enumerate()
         .map(|(b, mut band)| {
-            let mut lut = ClassLut::new(model, lab8);
             let mut bbox: [Option<Rect>; 4] = [None; 4];
             let j0 = b * rows;
             for dj in 0..band[0].len() / w.max(1) {

@@ -129,9 +129,11 @@ pub fn table(r: &[PairResult]) -> String {
     out.push_str(&row("too close to call, |margin| ≥ 0.2 mm", &tcc(0.2)));
     out.push_str(&row("too close to call, |margin| ≥ 0.5 mm", &tcc(0.5)));
     out.push_str(&row("too close to call, |margin| ≥ 1.5 mm", &tcc(1.5)));
-    let mut s: Vec<f64> = r.iter().filter(|p| !p.closeup).map(|p| p.sigma_mm).collect();
-    let med = super::quantile(&mut s, 0.5);
-    let mut sc: Vec<f64> = r.iter().filter(|p| p.closeup).map(|p| p.sigma_mm).collect();
-    out.push_str(&format!("| median sigma (mm) | {med:.2} | {:.2} |\n", super::quantile(&mut sc, 0.5)));
+    // "–" where a column has no pairs, as in the rows above.
+    let median = |closeup: bool| {
+        let mut s: Vec<f64> = r.iter().filter(|p| p.closeup == closeup).map(|p| p.sigma_mm).collect();
+        if s.is_empty() { "–".to_string() } else { format!("{:.2}", super::quantile(&mut s, 0.5)) }
+    };
+    out.push_str(&format!("| median sigma (mm) | {} | {} |\n", median(false), median(true)));
     out
 }
