@@ -203,6 +203,9 @@ pub fn ray_edges_with(view: &LinearView<'_>, model: &ColourModel, colour: Colour
         // Used when it differs materially from the far level.
         let mut beyond = far;
         let mut share = far_share;
+        // Only between backgrounds (felt, table, baseline): where a wink lies beyond, the far
+        // level already names it, and the boundary between winks is the stacking's.
+        let background = |v: [f32; 3]| model.classify(linear_to_lab(v)).is_none();
         if let Some(first) = (at(0.5 * r0)..steps).find(|&i| share.of(&prof[i]) < 0.75) {
             let (lo, hi) = (first + (1.5 / RAY_STEP_PX) as usize, (first + (5.0 / RAY_STEP_PX) as usize).min(steps - 3));
             let g = |j: usize| (0..3).map(|c| (prof[j + 1][c] - prof[j - 1][c]).powi(2)).sum::<f32>();
@@ -211,9 +214,6 @@ pub fn ray_edges_with(view: &LinearView<'_>, model: &ColourModel, colour: Colour
             if let Some(j) = flattest {
                 let local = mean(j - 1, j + 1);
                 let moved = (0..3).map(|c| (local[c] - far[c]).powi(2)).sum::<f32>().sqrt();
-                // Only between backgrounds (felt, table, baseline): where a wink lies beyond, the
-                // far level already names it, and the boundary between winks is the stacking's.
-                let background = |v: [f32; 3]| model.classify(linear_to_lab(v)).is_none();
                 if moved > LOCAL_LEVEL_SHARE * far_share.contrast && background(local) && background(far) {
                     if let Some(near_share) = Crossing::new(inside, local, measure) {
                         beyond = local;
@@ -238,7 +238,6 @@ pub fn ray_edges_with(view: &LinearView<'_>, model: &ColourModel, colour: Colour
             let (i0, i1) = (at(0.5 * r0), at(1.35 * r0 + 1.0));
             if let Some(j) = (i0..=i1).max_by(|&a, &b| dev(&prof[a]).total_cmp(&dev(&prof[b]))) {
                 let local = prof[j];
-                let background = |v: [f32; 3]| model.classify(linear_to_lab(v)).is_none();
                 // Felt between the wink and something else (the table, a baseline): nearer the
                 // felt's colour than the far level is. Round a wink on the felt the far level is
                 // the felt, so a JPEG's colour ringing there never passes for a strip (taken
