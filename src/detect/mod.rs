@@ -1053,6 +1053,26 @@ mod tests {
     }
 
     #[test]
+    fn the_shared_class_table_answers_as_the_model_does_from_every_band() {
+        // Green felt; 16³ colours, each looked up from four threads at once (hits, misses and
+        // slots two colours contend for), against the model asked directly.
+        let model = ColourModel::new(Lab { l: 46.0, a: -27.1, b: 19.6 }, None);
+        let lab8 = sample::Lab8::new();
+        let lut = ClassLut::new(&model, &lab8);
+        let colours: Vec<[u8; 3]> = (0..16u8).flat_map(|b| (0..16u8).flat_map(move |g| (0..16u8).map(move |r| [b * 17, g * 17, r * 17]))).collect();
+        let wrong: Vec<[u8; 3]> = (0..4)
+            .into_par_iter()
+            .flat_map_iter(|_| colours.iter().copied())
+            .filter(|&bgr| {
+                let lab = lab8.lab(bgr);
+                let direct = model.classify(Lab { l: 50.0, a: lab[1] as f64 - 128.0, b: lab[2] as f64 - 128.0 }).map(colour_index);
+                lut.class(bgr) != direct
+            })
+            .collect();
+        assert!(wrong.is_empty(), "{} lookups disagree, e.g. {:?}", wrong.len(), wrong.first());
+    }
+
+    #[test]
     fn the_wink_flipped_to_keep_a_set_is_the_least_convinced_of_its_size() {
         let large = |pref: f64, confidence: f64, measured: bool| Found {
             size: WinkSize::Large,
