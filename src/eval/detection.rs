@@ -248,7 +248,8 @@ pub fn score(truth: &Position, got: &Position, r: &mut FrameResult) {
         if m <= -0.5 {
             r.false_squops_gap += 1;
         }
-        r.problems.push(format!("false squop {} over {} (true margin {m:.2} mm)", u.id, l.id));
+        let evidence = s.extra.get("evidence").and_then(|e| e.as_str()).unwrap_or("?");
+        r.problems.push(format!("false squop {} over {} (true margin {m:.2} mm; read {:.2} mm on {evidence}, confidence {:.2})", u.id, l.id, s.margin_mm.unwrap_or(0.0), s.confidence.unwrap_or(0.0)));
     }
     r.fully_right = r.found == r.must_find && r.false_finds == 0 && r.matched == r.colour_right && r.matched == r.size_right && r.matched == r.state_right && squops_ok;
 }
