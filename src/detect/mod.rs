@@ -624,7 +624,7 @@ fn grow(bbox: &mut Option<Rect>, r: Rect) {
 }
 
 /// Labels every pixel of `region` outside `skip` with its wink colour, in parallel bands of rows
-/// (each with its own table of answers).
+/// that share `lut`.
 fn label_masks(region: &Region<'_>, lut: &ClassLut<'_>, skip: Option<Rect>) -> Masks {
     let (w, h) = (region.width as usize, region.height as usize);
     // Each zeroed by the allocator (not cloned): pages stay untouched until a wink pixel is met.
