@@ -133,6 +133,19 @@ struct UmpireArgs {
     /// A zoomed picture of the closest call (or the --near pair) with both outlines, the overlap or gap, the margin and the verdict.
     #[arg(long, value_name = "OUT.png")]
     evidence: Option<PathBuf>,
+    /// Close-ups whose winks all look one size: which size they are (a photo does not show it;
+    /// else they are taken as small, rule 2.1.1's commoner size, and the document says so).
+    #[arg(long, value_name = "large|small", value_parser = parse_wink_size)]
+    wink_size: Option<winkeye::report::position::WinkSize>,
+}
+
+fn parse_wink_size(s: &str) -> Result<winkeye::report::position::WinkSize, String> {
+    use winkeye::report::position::WinkSize;
+    match s.trim().to_ascii_lowercase().as_str() {
+        "large" | "22" => Ok(WinkSize::Large),
+        "small" | "16" | "15" => Ok(WinkSize::Small),
+        _ => Err(format!("\"{s}\" is not a wink size (large or small)")),
+    }
 }
 
 /// Which camera `watch` reads.
@@ -393,15 +406,19 @@ fn cmd_umpire(args: &UmpireArgs) -> Result<()> {
     let (w, h) = (opencv::prelude::MatTraitConst::cols(&frame) as u32, opencv::prelude::MatTraitConst::rows(&frame) as u32);
     let nominal = args.ruleset.spec().winks;
     let (pairs, scale, outlines): (Vec<umpire::Pair>, Scale, Vec<(String, umpire::Outline)>) = if args.closeup {
-        let (pairs, mm_per_px, winks) = umpire::closeup(&frame, &nominal, args.near).with_context(|| args.image.display().to_string())?;
-        let outlines = winks.iter().map(|w| (w.id.clone(), umpire::close_outline(w))).collect();
-        (pairs, Scale { method: "wink_size".into(), mm_per_px: (mm_per_px * 1e4).round() / 1e4 }, outlines)
+        let found = umpire::closeup(&frame, &nominal, args.near, args.wink_size).with_context(|| args.image.display().to_string())?;
+        let outlines = found.winks.iter().map(|w| (w.id.clone(), umpire::close_outline(w))).collect();
+        if found.sizes == umpire::SizeSource::AssumedSmall {
+            eprintln!("the winks all look one size: taken as small (16 mm); if they are large, say --wink-size large");
+        }
+        let scale = Scale { method: "wink_size".into(), mm_per_px: (found.mm_per_px * 1e4).round() / 1e4, wink_sizes: Some(found.sizes.name()) };
+        (found.pairs, scale, outlines)
     } else {
         let opts = analyze_options(&frame, &args.image, args.calibration.as_deref(), args.ruleset, args.corners)?;
         let analysis = winkeye::analyze::analyze_frame(&frame, &opts).with_context(|| args.image.display().to_string())?;
         let pairs = umpire::overhead(&analysis, args.near);
         let outlines = analysis.detections.found.iter().filter_map(|f| umpire::overhead_outline(&analysis, &f.id).map(|o| (f.id.clone(), o))).collect();
-        (pairs, Scale { method: "mat".into(), mm_per_px: (1e4 / analysis.detections.px_per_mm.max(1e-9)).round() / 1e4 }, outlines)
+        (pairs, Scale { method: "mat".into(), mm_per_px: (1e4 / analysis.detections.px_per_mm.max(1e-9)).round() / 1e4, wink_sizes: None }, outlines)
     };
     for p in &pairs {
         let up = p.upper.as_ref().map(|u| format!(", {u} on top")).unwrap_or_default();

@@ -201,6 +201,42 @@ fn umpire_closeup_measures_the_pair_in_mm() -> TestResult {
     Ok(())
 }
 
+/// Two large winks and nothing else: a photo does not show their size. They are taken as small
+/// and the document says so; named large, the scale and the margin follow (truth: a 1.86 mm
+/// squop).
+#[test]
+fn umpire_closeup_of_one_size_says_the_size_was_assumed_and_takes_it_when_given() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let (code, err) = run(winkeye().args(["synth", "--closeup", "--kind", "near-miss", "--seed", "5010", "--out"]).arg(dir.path()));
+    assert_eq!(code, 0, "{err}");
+    let frame = dir.path().join("closeup-05010.jpg");
+    let truth: Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("closeup-05010.json"))?)?;
+    assert!(truth["winks"].as_array().ok_or("winks")?.iter().all(|w| w["size"] == "large"), "the scene is of large winks only");
+    let true_margin = truth["squops"][0]["margin_mm"].as_f64().ok_or("truth margin")?;
+    let call = |extra: &[&str]| -> Result<Value, Box<dyn std::error::Error>> {
+        let out = dir.path().join("u.json");
+        let (code, err) = run(winkeye().arg("umpire").arg(&frame).arg("--closeup").args(extra).arg("--json").arg(&out));
+        assert_eq!(code, 0, "{err}");
+        Ok(serde_json::from_str(&std::fs::read_to_string(&out)?)?)
+    };
+    let (assumed, given) = (call(&[])?, call(&["--wink-size", "large"])?);
+    assert_eq!(assumed["scale"]["wink_sizes"], "assumed_small");
+    assert_eq!(given["scale"]["wink_sizes"], "given");
+    let scale = |d: &Value| d["scale"]["mm_per_px"].as_f64().ok_or("scale");
+    let ratio = scale(&given)? / scale(&assumed)?;
+    assert!((ratio - 22.0 / 16.0).abs() < 0.05 * 22.0 / 16.0, "scales {ratio}");
+    let squop = |d: &Value| -> Result<(f64, f64), Box<dyn std::error::Error>> {
+        let p = d["pairs"].as_array().ok_or("pairs")?.iter().find(|p| p["verdict"] == "squopped").ok_or("no squop called")?;
+        Ok((p["margin_mm"].as_f64().ok_or("m")?, p["sigma_mm"].as_f64().ok_or("s")?))
+    };
+    let ((ma, _), (mg, sg)) = (squop(&assumed)?, squop(&given)?);
+    assert!((mg - true_margin).abs() <= 2.0 * sg, "given: {mg} ± {sg}, truth {true_margin}");
+    assert!((mg - true_margin).abs() < (ma - true_margin).abs(), "given {mg}, assumed {ma}, truth {true_margin}");
+    let bad = winkeye().arg("umpire").arg(&frame).args(["--closeup", "--wink-size", "huge"]).output()?;
+    assert!(!bad.status.success(), "an unknown size is refused");
+    Ok(())
+}
+
 #[test]
 fn eval_detection_prints_the_table() -> TestResult {
     let dir = tempfile::tempdir()?;

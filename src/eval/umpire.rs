@@ -36,6 +36,8 @@ pub struct PairResult {
     pub upper_confidence: Option<f64>,
     /// What named it.
     pub upper_evidence: Option<String>,
+    /// Close-ups: the share of felt seen between the two (`None` where it could not be read).
+    pub felt_between: Option<f64>,
 }
 
 fn truth_pairs(truth: &Position) -> Vec<(PixelPoint, PixelPoint, f64, Option<bool>)> {
@@ -66,8 +68,8 @@ pub fn evaluate(cases: &[Case], ruleset: Ruleset, progress: &mut dyn FnMut(usize
         let is_close = case.truth.extra.get("truth").and_then(|t| t.get("kind")).and_then(|k| k.as_str()) == Some("closeup");
         let Ok(frame) = load_image(&case.image) else { continue };
         let pairs: Vec<Pair> = if is_close {
-            match closeup(&frame, &ruleset.spec().winks, None) {
-                Ok((p, _, _)) => p,
+            match closeup(&frame, &ruleset.spec().winks, None, None) {
+                Ok(c) => c.pairs,
                 Err(_) => continue,
             }
         } else {
@@ -97,7 +99,7 @@ pub fn evaluate(cases: &[Case], ruleset: Ruleset, progress: &mut dyn FnMut(usize
                 "not_squopped" => Some(true_upper_is_a.is_none()),
                 _ => None,
             };
-            out.push(PairResult { image: name.clone(), closeup: is_close, true_mm: m, true_upper_is_a, margin_mm: p.margin_mm, sigma_mm: p.sigma_mm, verdict: p.verdict.clone(), right, upper_confidence: p.upper_confidence, upper_evidence: p.upper_evidence.clone() });
+            out.push(PairResult { image: name.clone(), closeup: is_close, true_mm: m, true_upper_is_a, margin_mm: p.margin_mm, sigma_mm: p.sigma_mm, verdict: p.verdict.clone(), right, upper_confidence: p.upper_confidence, upper_evidence: p.upper_evidence.clone(), felt_between: p.felt_between });
         }
     }
     out

@@ -26,7 +26,7 @@
 mod closeup;
 mod view;
 
-pub use closeup::{close_outline, closeup, CloseWink, CloseupError};
+pub use closeup::{close_outline, closeup, CloseWink, Closeup, CloseupError, SizeSource, ASSUMED_SIZE_SHARE};
 
 use crate::analyze::Analysis;
 use crate::detect::Found;
@@ -86,6 +86,11 @@ pub struct Scale {
     pub method: String,
     /// Millimetres per pixel (at the winks).
     pub mm_per_px: f64,
+    /// Close-ups: where the winks' sizes came from: `seen` (both sizes in view), `given`
+    /// (`--wink-size`) or `assumed_small` (all one size, taken as small; sigma then includes
+    /// the scale's doubt, [`ASSUMED_SIZE_SHARE`] of the margin).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wink_sizes: Option<&'static str>,
 }
 
 /// One pair's call.
