@@ -192,7 +192,10 @@ pub fn calibrate_frame(bgr: &Mat, opts: &CalibrateOptions) -> Result<Calibration
         }
         all_lines.push(MatLine { a: b.segment.a, b: b.segment.b });
     }
-    let f2 = fit::fit(&pts, &all_lines, &f1.img_from_mat, &f1.lens, lens_fit, w, h, 0.5, 3).ok_or_else(|| CalibrateError::NoFit { why: "too few edge points".into() })?;
+    // The final fit also places the centre of distortion (the first pass's bowed chords are too
+    // rough for it).
+    let lens_fit2 = if lens_fit == LensFit::Division2 { LensFit::Division2Centre } else { lens_fit };
+    let f2 = fit::fit(&pts, &all_lines, &f1.img_from_mat, &f1.lens, lens_fit2, w, h, 0.5, 3).ok_or_else(|| CalibrateError::NoFit { why: "too few edge points".into() })?;
     every_side_measured(&f2)?;
     if f2.rms_px > MAX_RMS_PX || (f2.kept as f64) < MIN_KEPT_FRACTION * f2.total as f64 {
         return Err(CalibrateError::NoFit { why: format!("the edges do not fit a mat ({:.1} px RMS, {} of {} points)", f2.rms_px, f2.kept, f2.total) });
@@ -218,6 +221,9 @@ pub fn calibrate_frame(bgr: &Mat, opts: &CalibrateOptions) -> Result<Calibration
     }
     let principal = match f2.lens {
         Lens::OpenCv { cx, cy, .. } => PixelPoint::new(cx, cy),
+        // The fitted centre of distortion: the lens's axis (parallax alone, worst point of each
+        // frame, median over 228 frames: 0.087 mm with the image's centre, 0.061 with this).
+        Lens::Division { centre, .. } => PixelPoint::new(centre[0], centre[1]),
         _ => PixelPoint::new(w as f64 / 2.0, h as f64 / 2.0),
     };
     let camera = pose::pose(&g, principal, w, h, f2.lens.intrinsics().map(|(fx, fy, _, _)| (fx + fy) / 2.0));
