@@ -306,6 +306,12 @@ mod tests {
         }
     }
 
+    /// The homography of a mat seen a little turned and tilted, filling most of a 1080p frame.
+    fn slightly_turned_view() -> Matrix3<f64> {
+        let img = [PixelPoint::new(210.0, 160.0), PixelPoint::new(1720.0, 140.0), PixelPoint::new(1750.0, 930.0), PixelPoint::new(180.0, 950.0)];
+        homography_from_4(&MatSpec::STANDARD.corners(), &img).expect("4 points")
+    }
+
     /// Edge points of the mat's four edges and four baselines as a lens draws them.
     fn seen_through(lens: &Lens, g: &Matrix3<f64>) -> (Vec<LinePoint>, Vec<MatLine>) {
         let mat = MatSpec::STANDARD;
@@ -327,10 +333,7 @@ mod tests {
     /// bends the inside to keep the edges straight.
     #[test]
     fn the_centre_of_distortion_is_fitted_and_mends_the_inside_of_the_mat() {
-        let mat = MatSpec::STANDARD;
-        let c = mat.corners();
-        let img = [PixelPoint::new(210.0, 160.0), PixelPoint::new(1720.0, 140.0), PixelPoint::new(1750.0, 930.0), PixelPoint::new(180.0, 950.0)];
-        let g = homography_from_4(&c, &img).expect("4 points");
+        let g = slightly_turned_view();
         let truth = Lens::Division { centre: [964.0, 535.5], r0: 1101.4, l1: 0.25, l2: 0.03 };
         let (pts, lines) = seen_through(&truth, &g);
         let worst_inside = |f: &Fit| {
@@ -355,10 +358,7 @@ mod tests {
     /// No distortion: nothing fixes the centre, and its prior keeps it at the image's.
     #[test]
     fn without_distortion_the_centre_stays_at_the_image_centre() {
-        let mat = MatSpec::STANDARD;
-        let c = mat.corners();
-        let img = [PixelPoint::new(210.0, 160.0), PixelPoint::new(1720.0, 140.0), PixelPoint::new(1750.0, 930.0), PixelPoint::new(180.0, 950.0)];
-        let g = homography_from_4(&c, &img).expect("4 points");
+        let g = slightly_turned_view();
         let (pts, lines) = seen_through(&Lens::Pinhole, &g);
         let f = fit(&pts, &lines, &g, &Lens::Pinhole, LensFit::Division2Centre, 1920, 1080, 0.5, 2).expect("fits");
         let Lens::Division { centre, l1, .. } = f.lens else { panic!("a division lens") };
