@@ -142,9 +142,9 @@ struct UmpireArgs {
 fn parse_wink_size(s: &str) -> Result<winkeye::report::position::WinkSize, String> {
     use winkeye::report::position::WinkSize;
     match s.trim().to_ascii_lowercase().as_str() {
-        "large" | "22" => Ok(WinkSize::Large),
-        "small" | "16" | "15" => Ok(WinkSize::Small),
-        _ => Err(format!("\"{s}\" is not a wink size (large or small)")),
+        "22" => Ok(WinkSize::Large),
+        "16" | "15" => Ok(WinkSize::Small),
+        name => [WinkSize::Large, WinkSize::Small].into_iter().find(|z| z.name() == name).ok_or_else(|| format!("\"{s}\" is not a wink size (large or small)")),
     }
 }
 

@@ -205,19 +205,17 @@ pub fn closeup(
             .collect()
     };
     let mut plane = PlaneView::fit(&shape_of(&winks), w as u32, h as u32);
-    let sizes = match (all_one, one_size) {
-        (false, _) => SizeSource::Seen,
-        (true, Some(size)) => {
-            winks.iter_mut().for_each(|w| w.size = size);
-            SizeSource::Given
-        }
-        (true, None) => {
-            winks.iter_mut().for_each(|w| w.size = WinkSize::Small);
-            SizeSource::AssumedSmall
-        }
+    let (sizes, size) = match (all_one, one_size) {
+        (false, _) => (SizeSource::Seen, None),
+        (true, Some(size)) => (SizeSource::Given, Some(size)),
+        (true, None) => (SizeSource::AssumedSmall, Some(WinkSize::Small)),
     };
-    if all_one && winks.iter().all(|w| w.size == WinkSize::Small) {
-        plane = PlaneView::fit(&shape_of(&winks), w as u32, h as u32);
+    if let Some(size) = size {
+        winks.iter_mut().for_each(|w| w.size = size);
+        // The plane was fitted with the walls of large winks.
+        if size == WinkSize::Small {
+            plane = PlaneView::fit(&shape_of(&winks), w as u32, h as u32);
+        }
     }
     let size_share = if sizes == SizeSource::AssumedSmall { ASSUMED_SIZE_SHARE } else { 0.0 };
     let mm_per_px = winks
