@@ -297,6 +297,11 @@ struct SynthArgs {
     /// Barrel distortion k1 of the lens (0 to -0.3); default: the seed decides.
     #[arg(long, value_name = "K1", allow_negative_numbers = true)]
     k1: Option<f64>,
+    /// Develop each picture with a camera look the seed draws (white balance off by up to a fifth,
+    /// tone curve gamma 1.8–2.6, saturation and contrast ±30%, sharpening), as webcams differ;
+    /// the scene and camera are those of the same seed without it.
+    #[arg(long, conflicts_with = "clip")]
+    varied_look: bool,
     /// Render a clip around one shot (a video and its truth) instead of a still.
     #[arg(long, conflicts_with = "closeup")]
     clip: bool,
@@ -544,6 +549,7 @@ fn cmd_synth(args: &SynthArgs) -> Result<()> {
             closeup: args.closeup,
             camera_seed: args.camera_seed,
             k1: args.k1,
+            varied_look: args.varied_look,
         };
         let stem = opts.stem();
         let image_name = format!("{stem}.{}", args.format);

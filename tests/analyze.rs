@@ -275,3 +275,26 @@ fn analyze_turns_the_mat_frame_to_the_winks_in_their_corner() -> TestResult {
     assert!(((g.0 - t.0).powi(2) + (g.1 - t.1).powi(2)).sqrt() < 3.0, "{g:?} vs {t:?}");
     Ok(())
 }
+
+#[test]
+fn analyze_finds_every_wink_through_a_warm_desaturated_camera() -> TestResult {
+    // Seed 12's camera look: white balance 15% warm (blue gain 0.81), saturation 0.74. The
+    // colour model's floors used to follow the warmed table's chroma and lost two green winks.
+    let dir = tempfile::tempdir()?;
+    let (code, err) = run(winkeye().args(["synth", "--kind", "start", "--seed", "12", "--resolution", "1280x720", "--varied-look", "--out"]).arg(dir.path()));
+    assert_eq!(code, 0, "{err}");
+    let truth: Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("start-00012.json"))?)?;
+    let look = &truth["truth"]["effects"]["look"];
+    assert!(look["wb_gains"][1].as_f64().unwrap_or(1.0) < 0.85 && look["saturation"].as_f64().unwrap_or(1.0) < 0.8, "{look}");
+    let out = dir.path().join("p.json");
+    let (code, err) = run(winkeye().arg("analyze").arg(dir.path().join("start-00012.jpg")).arg("--json").arg(&out));
+    assert_eq!(code, 0, "{err}");
+    let got: Value = serde_json::from_str(&std::fs::read_to_string(&out)?)?;
+    let (pairs, must) = matched(&got, &truth);
+    assert_eq!(must, 24);
+    assert_eq!(pairs.len(), 24, "every wink found");
+    for (t, g) in &pairs {
+        assert_eq!(t["colour"], g["colour"], "{t} / {g}");
+    }
+    Ok(())
+}

@@ -8,7 +8,7 @@ use winkeye::synth::render::Surface;
 use winkeye::synth::{render_still, HandChoice, Kind, Still, StillOptions};
 
 fn opts(kind: Kind, seed: u64, closeup: bool) -> StillOptions {
-    StillOptions { kind, seed, width: 1280, height: 720, hand: HandChoice::Auto, ruleset: Ruleset::Etwa2012, closeup, camera_seed: None, k1: None }
+    StillOptions { kind, seed, width: 1280, height: 720, hand: HandChoice::Auto, ruleset: Ruleset::Etwa2012, closeup, camera_seed: None, k1: None, varied_look: false }
 }
 
 fn render(o: &StillOptions) -> Still {
@@ -191,4 +191,15 @@ fn closeups_never_hold_more_winks_of_a_kind_than_the_set() {
             }
         }
     }
+}
+
+#[test]
+fn a_varied_look_changes_the_picture_not_the_scene() {
+    let o = StillOptions { width: 320, height: 180, ..opts(Kind::Midgame, 11, false) };
+    let (plain, varied) = (render(&o), render(&StillOptions { varied_look: true, ..o.clone() }));
+    assert_ne!(plain.jpeg, varied.jpeg);
+    assert_eq!(serde_json::to_string(&plain.truth.winks).ok(), serde_json::to_string(&varied.truth.winks).ok());
+    let look = |s: &Still| serde_json::to_value(&s.truth).ok().map(|v| v["truth"]["effects"]["look"].clone());
+    assert_eq!(look(&plain), Some(serde_json::Value::Null), "a neutral look is not written");
+    assert!(look(&varied).is_some_and(|l| l["gamma"].is_f64()));
 }

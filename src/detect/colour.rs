@@ -3,10 +3,15 @@
 //!
 //! Winks are strongly coloured plastic; mats, tables, baselines, skin, shadows and glare are not,
 //! or not in the same way. A pixel is a wink candidate when its chroma (distance from grey in the
-//! CIE a*b* plane) is well above the felt's and the table's, and it lies well away from both in
-//! a*b*; its colour is the nearest of four hue prototypes. The prototypes start at the hues of
+//! CIE a*b* plane) is above a floor for its hue and it lies well away from the felt and the table
+//! in a*b*; its colour is the nearest of four hue prototypes. The prototypes start at the hues of
 //! typical blue, green, red and yellow plastic and are then moved to the mean hue of the frame's
 //! own candidate pixels near each, so a yellowish light or an odd batch of winks is followed.
+//!
+//! The floors follow the frame too: highest at the hues of skin and wood, scaled by how saturated
+//! the frame's winks are (a camera's saturation setting scales skin's chroma as it does theirs);
+//! above the felt's and the table's chroma where the hue is near theirs, and elsewhere at most
+//! half the colour's own chroma (a warm white balance greys blue winks while warming the table).
 
 use crate::report::position::Colour;
 
@@ -16,15 +21,38 @@ const TYPICAL_HUE_DEG: [(Colour, f64); 4] = [(Colour::Blue, 290.0), (Colour::Gre
 const MAX_HUE_SHIFT_DEG: f64 = 25.0;
 /// A pixel further than this from its colour's prototype hue is not that colour.
 const HUE_WINDOW_DEG: f64 = 32.0;
-/// Least chroma of a red or yellow wink pixel, whatever the mat (CIE Lab units): skin and wood
-/// lie at hues of 40–80°, between red and yellow, with chromas up to about 35.
+/// Least chroma of a red or yellow wink pixel in a frame of typical saturation (CIE Lab units):
+/// skin and wood lie at hues of about 40–80°, between red (30–35°) and yellow (about 90°), with
+/// chromas up to about 35.
 const MIN_CHROMA: f64 = 40.0;
-/// Least chroma of a blue or green wink pixel, whatever the mat: nothing skin- or wood-like lies
-/// at their hues, and a wink a few pixels across, blurred, mixes its colour with the felt's (a
-/// green small wink 4.6 px across at 0.3 px/mm peaks at chroma 32 on tan felt).
+/// Least chroma of a wink pixel at the hues of skin and wood themselves, at typical saturation.
+/// (At 40, an arm's noisy or strongly saturated skin passed for red winks: over 57 frames
+/// with their colours 35% more saturated, precision 98.3%; at 48, 99.3%.)
+const MIN_CHROMA_SKIN: f64 = 48.0;
+/// The hues (degrees) of skin and wood.
+const SKIN_HUES_DEG: (f64, f64) = (38.0, 82.0);
+/// Least chroma of a blue or green wink pixel: nothing skin- or wood-like lies at their hues, and
+/// a wink a few pixels across, blurred, mixes its colour with the felt's (a green small wink
+/// 4.6 px across at 0.3 px/mm peaks at chroma 32 on tan felt).
 const MIN_CHROMA_COOL: f64 = 25.0;
-/// A wink pixel's chroma must exceed the background's by this much.
+/// A wink pixel's chroma must exceed the felt's or the table's by this much where its hue is
+/// within [`BACKGROUND_HUE_DEG`] of theirs.
 const CHROMA_ABOVE_BACKGROUND: f64 = 10.0;
+/// ... within this many degrees. (A floor from the background at every hue took a warm table's
+/// chroma as the least of blue and green winks too: under a warm white balance, 32 of 57 frames'
+/// blue winks were lost.)
+const BACKGROUND_HUE_DEG: f64 = 60.0;
+/// Further from the background's hue, the floor it sets is at most this share of the colour's
+/// own chroma in the frame (the 90th percentile of its pixels').
+const OWN_CHROMA_SHARE: f64 = 0.5;
+/// The 90th percentile of wink plastic's chroma in a frame from a neutral camera: blue, green,
+/// red, yellow (faces and shaded rims, CIE Lab units).
+const TYPICAL_CHROMA: [f64; 4] = [85.0, 75.0, 85.0, 85.0];
+/// A colour's pixels needed to read the frame's saturation from it.
+const MIN_SATURATION_PIXELS: usize = 8;
+/// The frame's saturation is taken within these bounds (a camera's saturation setting and white
+/// balance move it by a third or so either way).
+const SATURATION_RANGE: (f64, f64) = (0.6, 1.3);
 /// Least a*b* distance between a wink pixel and the felt or the table.
 const MIN_AB_DISTANCE: f64 = 12.0;
 /// … and at least this many times the felt's own spread in a*b* (its texture and the noise).
@@ -76,10 +104,13 @@ pub struct ColourModel {
     pub table: Option<Lab>,
     /// The hue prototype of each wink colour, in degrees.
     pub hues: [(Colour, f64); 4],
-    /// Least chroma of a red or yellow wink pixel in this frame.
-    pub min_chroma: f64,
-    /// Least chroma of a blue or green wink pixel in this frame.
-    pub min_chroma_cool: f64,
+    /// How saturated the frame's colours are against typical wink plastic under a neutral camera
+    /// (1: as typical), read from the winks' own most saturated pixels ([`ColourModel::learn`]);
+    /// skin's and wood's chroma scale with it, and so does [`MIN_CHROMA`].
+    pub saturation: f64,
+    /// The 90th percentile of each colour's pixels' chroma in this frame (in the order of
+    /// `hues`), when enough were seen.
+    pub chroma_p90: [Option<f64>; 4],
     /// Least a*b* distance of a wink pixel from the felt and the table in this frame.
     pub min_ab_distance: f64,
 }
@@ -87,9 +118,7 @@ pub struct ColourModel {
 impl ColourModel {
     /// A model with typical hues for a frame whose felt (and table) colours are known.
     pub fn new(felt: Lab, table: Option<Lab>) -> ColourModel {
-        let background = felt.chroma().max(table.map_or(0.0, |t| t.chroma()));
-        let floor = background + CHROMA_ABOVE_BACKGROUND;
-        ColourModel { felt, table, hues: TYPICAL_HUE_DEG, min_chroma: MIN_CHROMA.max(floor), min_chroma_cool: MIN_CHROMA_COOL.max(floor), min_ab_distance: MIN_AB_DISTANCE }
+        ColourModel { felt, table, hues: TYPICAL_HUE_DEG, saturation: 1.0, chroma_p90: [None; 4], min_ab_distance: MIN_AB_DISTANCE }
     }
 
     /// Sets the felt's spread in a*b* (a robust standard deviation of its pixels' distance from
@@ -99,18 +128,33 @@ impl ColourModel {
         self
     }
 
-    /// Least chroma of a pixel of `colour`.
-    fn chroma_floor(&self, colour: Colour) -> f64 {
-        match colour {
-            Colour::Blue | Colour::Green => self.min_chroma_cool,
-            Colour::Red | Colour::Yellow => self.min_chroma,
+    /// Least chroma of a wink pixel of this hue: [`MIN_CHROMA`] at the hues of skin and wood,
+    /// [`MIN_CHROMA_COOL`] elsewhere, and [`CHROMA_ABOVE_BACKGROUND`] more than the felt or the
+    /// table where the hue is near theirs.
+    pub fn chroma_floor(&self, hue: f64) -> f64 {
+        let nearest = self.nearest_hue(hue);
+        let warm = nearest.is_some_and(|c| matches!(c, Colour::Red | Colour::Yellow));
+        let skin = (SKIN_HUES_DEG.0..=SKIN_HUES_DEG.1).contains(&hue);
+        let mut floor = if skin { MIN_CHROMA_SKIN * self.saturation } else if warm { MIN_CHROMA * self.saturation } else { MIN_CHROMA_COOL };
+        let own = nearest.and_then(|c| self.hues.iter().position(|&(k, _)| k == c)).and_then(|k| self.chroma_p90[k]);
+        for b in std::iter::once(self.felt).chain(self.table) {
+            let above = b.chroma() + CHROMA_ABOVE_BACKGROUND;
+            if hue_diff(hue, b.hue_deg()).abs() <= BACKGROUND_HUE_DEG {
+                floor = floor.max(above);
+            } else {
+                // Far from the background's hue, its chroma is a floor only up to half the
+                // colour's own: a frame whose winks are weakly coloured (a warm white balance
+                // turns blue winks grey) keeps them.
+                floor = floor.max(own.map_or(0.0, |c| above.min(OWN_CHROMA_SHARE * c)));
+            }
         }
+        floor
     }
 
-    /// Whether a pixel could be part of a wink (any colour): chroma enough for the least demanding
-    /// colour, and well away from the felt and the table.
+    /// Whether a pixel could be part of a wink (any colour): chroma above the floor for its hue,
+    /// and well away from the felt and the table.
     pub fn is_candidate(&self, c: Lab) -> bool {
-        c.chroma() >= self.min_chroma.min(self.min_chroma_cool) && c.ab_distance(self.felt) >= self.min_ab_distance && self.table.is_none_or(|t| c.ab_distance(t) >= self.min_ab_distance)
+        c.chroma() >= self.chroma_floor(c.hue_deg()) && c.ab_distance(self.felt) >= self.min_ab_distance && self.table.is_none_or(|t| c.ab_distance(t) >= self.min_ab_distance)
     }
 
     /// The wink colour of a pixel, or `None` when it is not wink-coloured.
@@ -118,7 +162,7 @@ impl ColourModel {
         if !self.is_candidate(c) {
             return None;
         }
-        self.nearest_hue(c.hue_deg()).filter(|&colour| c.chroma() >= self.chroma_floor(colour))
+        self.nearest_hue(c.hue_deg())
     }
 
     /// The colour whose prototype hue is nearest, within the window.
@@ -141,9 +185,6 @@ impl ColourModel {
                 let Some(k) = self.hues.iter().enumerate().map(|(k, &(_, h))| (k, hue_diff(hue, h).abs())).filter(|&(_, d)| d <= HUE_WINDOW_DEG).min_by(|a, b| a.1.total_cmp(&b.1)).map(|(k, _)| k) else {
                     continue;
                 };
-                if c.chroma() < self.chroma_floor(self.hues[k].0) {
-                    continue;
-                }
                 let w = c.chroma();
                 sums[k].0 += w * hue_diff(hue, self.hues[k].1);
                 sums[k].1 += w;
@@ -156,6 +197,27 @@ impl ColourModel {
                     self.hues[k].1 = (typical + shift).rem_euclid(360.0);
                 }
             }
+        }
+        // The frame's saturation: for each colour, the 90th percentile of its pixels' chroma
+        // against typical plastic's, the median over the colours seen (skin or wood mistaken for
+        // red or yellow moves one colour's, not the median).
+        let mut ratios = Vec::new();
+        let mut p90 = [None; 4];
+        for (k, &(colour, _)) in self.hues.iter().enumerate() {
+            let mut c: Vec<f64> = pixels.clone().filter(|c| self.is_candidate(*c) && self.nearest_hue(c.hue_deg()) == Some(colour)).map(|c| c.chroma()).collect();
+            if c.len() >= MIN_SATURATION_PIXELS {
+                let at = (0.9 * (c.len() - 1) as f64).round() as usize;
+                c.select_nth_unstable_by(at, f64::total_cmp);
+                ratios.push(c[at] / TYPICAL_CHROMA[k]);
+                p90[k] = Some(c[at]);
+            }
+        }
+        self.chroma_p90 = p90;
+        if !ratios.is_empty() {
+            ratios.sort_by(f64::total_cmp);
+            let mid = ratios.len() / 2;
+            let median = if ratios.len() % 2 == 1 { ratios[mid] } else { 0.5 * (ratios[mid - 1] + ratios[mid]) };
+            self.saturation = median.clamp(SATURATION_RANGE.0, SATURATION_RANGE.1);
         }
     }
 }
@@ -201,5 +263,44 @@ mod tests {
         assert!((red.unwrap_or(0.0) - 45.0).abs() < 1.0, "{red:?}");
         let blue = m.hues.iter().find(|(c, _)| *c == Colour::Blue).map(|(_, h)| *h);
         assert_eq!(blue, Some(290.0), "no blue pixels: the typical hue stays");
+    }
+
+    fn at(l: f64, hue_deg: f64, chroma: f64) -> Lab {
+        lab(l, chroma * hue_deg.to_radians().cos(), chroma * hue_deg.to_radians().sin())
+    }
+
+    #[test]
+    fn a_warm_table_does_not_raise_the_floor_of_blue_and_green() {
+        // Grey felt and a strongly warm table (wood under a warm white balance: chroma 43 at 64°).
+        let m = ColourModel::new(lab(74.0, 3.0, 18.0), Some(lab(61.0, 19.0, 39.0)));
+        // A blue wink greyed by the same white balance.
+        assert_eq!(m.classify(at(40.0, 292.0, 45.0)), Some(Colour::Blue));
+        assert_eq!(m.classify(at(55.0, 142.0, 35.0)), Some(Colour::Green));
+        // Near the table's hue its chroma is still the floor.
+        assert_eq!(m.classify(at(60.0, 70.0, 50.0)), None, "wood");
+    }
+
+    #[test]
+    fn the_red_and_yellow_floor_follows_the_frames_saturation() {
+        // A desaturated camera: reds and blues at about 55% of typical plastic's chroma.
+        let pixels: Vec<Lab> = (0..40).map(|i| at(45.0, 32.0, 40.0 + (i % 10) as f64)).chain((0..40).map(|i| at(40.0, 292.0, 40.0 + (i % 10) as f64))).collect();
+        let faint_red = at(45.0, 32.0, 33.0);
+        let typical = ColourModel::new(lab(50.0, 0.0, 0.0), None);
+        assert_eq!(typical.classify(faint_red), None);
+        let mut m = typical.clone();
+        m.learn(pixels.iter().copied());
+        assert!((0.55..0.7).contains(&m.saturation), "{}", m.saturation);
+        assert_eq!(m.classify(faint_red), Some(Colour::Red));
+        // Skin, desaturated as much, stays out.
+        assert_eq!(m.classify(at(60.0, 50.0, 22.0)), None, "skin");
+    }
+
+    #[test]
+    fn strongly_saturated_skin_is_not_a_red_wink() {
+        // Skin at chroma 42 (a camera's saturation turned up): above the red floor elsewhere,
+        // under the floor at skin's own hues.
+        let m = ColourModel::new(lab(50.0, 0.0, 0.0), None);
+        assert_eq!(m.classify(at(60.0, 48.0, 42.0)), None);
+        assert_eq!(m.classify(at(45.0, 33.0, 42.0)), Some(Colour::Red));
     }
 }

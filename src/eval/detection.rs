@@ -208,6 +208,8 @@ pub fn score(truth: &Position, got: &Position, r: &mut FrameResult) {
         r.potted_detected += g;
         if g > t_all {
             r.problems.push(format!("{} {c} winks seen in the pot, {t_all} there", g));
+        } else if g < t_vis {
+            r.problems.push(format!("{} {c} winks seen in the pot, {t_vis} there at least half visible", g));
         }
     }
     // Squops between matched winks.

@@ -1,5 +1,6 @@
-//! What the camera does to the light: optical blur (OpenCV), exposure, vignetting, the tone
-//! curve, sensor grain, and JPEG compression (OpenCV).
+//! What the camera does to the light: optical blur (OpenCV), exposure, vignetting, white
+//! balance, the tone curve, saturation and contrast, sensor grain, sharpening and JPEG
+//! compression (OpenCV).
 
 use super::noise;
 use super::render::Effects;
@@ -24,7 +25,9 @@ pub fn develop(linear: &[Vec3f], w: usize, h: usize, fx: &Effects) -> RgbImage {
     // The tone curve, tabulated: linear 0–2 in 8192 steps, interpolated.
     const STEPS: usize = 8192;
     const TOP: f64 = 2.0;
-    let curve: Vec<f64> = (0..=STEPS + 1).map(|i| 255.0 * (i as f64 * TOP / STEPS as f64).powf(1.0 / 2.2)).collect();
+    let look = fx.look;
+    let curve: Vec<f64> = (0..=STEPS + 1).map(|i| 255.0 * (i as f64 * TOP / STEPS as f64).powf(1.0 / look.gamma)).collect();
+    let gains = [look.wb_gains.0, 1.0, look.wb_gains.1];
     let tone = |lin: f64| {
         let x = (lin.max(0.0) / TOP * STEPS as f64).min(STEPS as f64);
         let i = x as usize;
@@ -38,13 +41,35 @@ pub fn develop(linear: &[Vec3f], w: usize, h: usize, fx: &Effects) -> RgbImage {
         let r2 = ((x - cx).powi(2) + (y - cy).powi(2)) / r2max;
         let gain = fx.exposure * (1.0 - fx.vignette * r2);
         let v = linear[i];
+        let mut s = [0.0f64; 3];
         for ch in 0..3 {
-            let s = tone(v[ch] as f64 * gain);
+            s[ch] = tone(v[ch] as f64 * gain * gains[ch]);
+        }
+        if !look.is_neutral() {
+            let grey = (s[0] + s[1] + s[2]) / 3.0;
+            for c in s.iter_mut() {
+                *c = 127.5 + look.contrast * (grey + look.saturation * (*c - grey) - 127.5);
+            }
+        }
+        for ch in 0..3 {
             let grain = fx.noise_levels * noise::grain(fx.seed.wrapping_add(ch as u64), i as i64, 0);
-            px[ch] = (s + grain).round().clamp(0.0, 255.0) as u8;
+            px[ch] = (s[ch] + grain).round().clamp(0.0, 255.0) as u8;
         }
     }
     img
+}
+
+/// An unsharp mask (radius 1.5 px) of `amount` (0: the image unchanged), as cameras sharpen.
+pub fn sharpen(img: RgbImage, amount: f64) -> opencv::Result<RgbImage> {
+    if amount <= 0.0 {
+        return Ok(img);
+    }
+    let m = to_bgr_mat(&img)?;
+    let mut soft = Mat::default();
+    imgproc::gaussian_blur(&m, &mut soft, Size::new(0, 0), 1.5, 1.5, BORDER_REFLECT_101)?;
+    let mut out = Mat::default();
+    opencv::core::add_weighted(&m, 1.0 + amount, &soft, -amount, 0.0, &mut out, -1)?;
+    from_bgr_mat(&out)
 }
 
 /// An 8-bit RGB image as an OpenCV BGR matrix.

@@ -80,6 +80,10 @@ pub struct StillOptions {
     pub camera_seed: Option<u64>,
     /// Overrides the lens's barrel distortion k1 (0 to −0.3).
     pub k1: Option<f64>,
+    /// Develops the picture with a camera look drawn from the seed (white balance, tone curve,
+    /// saturation, contrast, sharpening) rather than the renderer's neutral one. The scene and
+    /// the camera's pose and lens are the same either way.
+    pub varied_look: bool,
 }
 
 /// A rendered still with its truth.
@@ -142,7 +146,11 @@ pub fn render_still(opts: &StillOptions, path: Option<String>) -> Result<Still, 
             None => shoot::overhead(&mut rng, &spec.mat, opts.width, opts.height),
         }
     };
-    let fx = shoot::effects(&mut rng);
+    let mut fx = shoot::effects(&mut rng);
+    if opts.varied_look {
+        // Its own stream, so that the scene and camera do not change with the look.
+        fx.look = shoot::look(&mut Pcg64::seed_from_u64(opts.seed.wrapping_mul(0x2545_F491_4F6C_DD1D) ^ 0x100C));
+    }
     let frame = render::render(&scene, &camera, &fx)?;
     let jpeg = effects::jpeg(&frame.rgb, fx.jpeg_quality)?;
     let image = effects::decode(&jpeg)?;

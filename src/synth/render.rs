@@ -32,6 +32,36 @@ pub struct Effects {
     pub jpeg_quality: u8,
     /// Seed of the grain.
     pub seed: u64,
+    /// How the camera develops colour (neutral unless asked for).
+    #[serde(skip_serializing_if = "Look::is_neutral")]
+    pub look: Look,
+}
+
+/// How a camera develops colour: its white balance, tone curve, saturation, contrast and
+/// sharpening. Webcams differ in all five; a detector that holds up across them does not depend
+/// on how this renderer happens to draw colour.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Look {
+    /// White-balance gains on linear red and blue (green 1): above 1 warms or cools the picture.
+    pub wb_gains: (f64, f64),
+    /// The tone curve: 8-bit value = 255 · linear^(1/gamma) (2.2: sRGB-like).
+    pub gamma: f64,
+    /// Saturation about each pixel's grey, in 8-bit RGB (1: unchanged).
+    pub saturation: f64,
+    /// Contrast about mid-grey, in 8-bit RGB (1: unchanged).
+    pub contrast: f64,
+    /// Unsharp-mask amount, radius 1.5 px (0: none).
+    pub sharpen: f64,
+}
+
+impl Look {
+    /// The renderer's own look: no white-balance error, sRGB-like tone, nothing else.
+    pub const NEUTRAL: Look = Look { wb_gains: (1.0, 1.0), gamma: 2.2, saturation: 1.0, contrast: 1.0, sharpen: 0.0 };
+
+    /// Whether this is [`Look::NEUTRAL`].
+    pub fn is_neutral(&self) -> bool {
+        *self == Look::NEUTRAL
+    }
 }
 
 /// What was hit.
@@ -420,6 +450,7 @@ fn grid16() -> [(f64, f64); 16] {
 pub fn render(scene: &Scene, cam: &Camera, fx: &Effects) -> opencv::Result<Frame> {
     let light = render_light(scene, cam, fx.blur_px)?;
     let rgb = super::effects::develop(&light.linear, cam.width as usize, cam.height as usize, fx);
+    let rgb = super::effects::sharpen(rgb, fx.look.sharpen)?;
     Ok(Frame { rgb, surfaces: light.surfaces, visible_px: light.visible_px })
 }
 

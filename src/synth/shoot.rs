@@ -1,7 +1,7 @@
 //! Where the camera is and what it does: an overhead webcam framing the whole mat, or a hand-held
 //! close-up of a few winks; and the camera's photometric effects.
 
-use super::render::Effects;
+use super::render::{Effects, Look};
 use crate::geometry::{Camera, Intrinsics, MatPoint, MatSpec, Pose, RadialDistortion};
 use nalgebra::{Point3, Vector3};
 use rand::Rng;
@@ -110,6 +110,19 @@ pub fn effects(rng: &mut Pcg64) -> Effects {
         noise_levels: rng.random_range(0.5..3.0),
         jpeg_quality: rng.random_range(72..=95),
         seed: rng.random(),
+        look: Look::NEUTRAL,
+    }
+}
+
+/// A camera's colour processing drawn from what webcams do: white balance off by up to a fifth
+/// either way, tone curves from gamma 1.8 to 2.6, saturation and contrast ±30%, some sharpening.
+pub fn look(rng: &mut Pcg64) -> Look {
+    Look {
+        wb_gains: (rng.random_range(0.82..1.2), rng.random_range(0.8..1.2)),
+        gamma: rng.random_range(1.8..2.6),
+        saturation: rng.random_range(0.7..1.3),
+        contrast: rng.random_range(0.8..1.25),
+        sharpen: if rng.random_bool(0.5) { rng.random_range(0.3..1.2) } else { 0.0 },
     }
 }
 
