@@ -132,11 +132,11 @@ impl ColourModel {
     /// [`MIN_CHROMA_COOL`] elsewhere, and [`CHROMA_ABOVE_BACKGROUND`] more than the felt or the
     /// table where the hue is near theirs.
     pub fn chroma_floor(&self, hue: f64) -> f64 {
-        let nearest = self.nearest_hue(hue);
-        let warm = nearest.is_some_and(|c| matches!(c, Colour::Red | Colour::Yellow));
+        let nearest = self.nearest_index(hue);
+        let warm = nearest.is_some_and(|k| matches!(self.hues[k].0, Colour::Red | Colour::Yellow));
         let skin = (SKIN_HUES_DEG.0..=SKIN_HUES_DEG.1).contains(&hue);
         let mut floor = if skin { MIN_CHROMA_SKIN * self.saturation } else if warm { MIN_CHROMA * self.saturation } else { MIN_CHROMA_COOL };
-        let own = nearest.and_then(|c| self.hues.iter().position(|&(k, _)| k == c)).and_then(|k| self.chroma_p90[k]);
+        let own = nearest.and_then(|k| self.chroma_p90[k]);
         for b in std::iter::once(self.felt).chain(self.table) {
             let above = b.chroma() + CHROMA_ABOVE_BACKGROUND;
             if hue_diff(hue, b.hue_deg()).abs() <= BACKGROUND_HUE_DEG {
@@ -167,12 +167,18 @@ impl ColourModel {
 
     /// The colour whose prototype hue is nearest, within the window.
     pub fn nearest_hue(&self, hue: f64) -> Option<Colour> {
+        self.nearest_index(hue).map(|k| self.hues[k].0)
+    }
+
+    /// The index in `hues` of the prototype nearest `hue`, within the window.
+    fn nearest_index(&self, hue: f64) -> Option<usize> {
         self.hues
             .iter()
-            .map(|&(colour, h)| (colour, hue_diff(hue, h).abs()))
+            .enumerate()
+            .map(|(k, &(_, h))| (k, hue_diff(hue, h).abs()))
             .filter(|&(_, d)| d <= HUE_WINDOW_DEG)
             .min_by(|a, b| a.1.total_cmp(&b.1))
-            .map(|(c, _)| c)
+            .map(|(k, _)| k)
     }
 
     /// Moves each prototype to the chroma-weighted mean hue of the candidate pixels nearest to it
@@ -182,9 +188,7 @@ impl ColourModel {
             let mut sums = [(0.0f64, 0.0f64); 4];
             for c in pixels.clone().filter(|c| self.is_candidate(*c)) {
                 let hue = c.hue_deg();
-                let Some(k) = self.hues.iter().enumerate().map(|(k, &(_, h))| (k, hue_diff(hue, h).abs())).filter(|&(_, d)| d <= HUE_WINDOW_DEG).min_by(|a, b| a.1.total_cmp(&b.1)).map(|(k, _)| k) else {
-                    continue;
-                };
+                let Some(k) = self.nearest_index(hue) else { continue };
                 let w = c.chroma();
                 sums[k].0 += w * hue_diff(hue, self.hues[k].1);
                 sums[k].1 += w;
@@ -201,10 +205,15 @@ impl ColourModel {
         // The frame's saturation: for each colour, the 90th percentile of its pixels' chroma
         // against typical plastic's, the median over the colours seen (skin or wood mistaken for
         // red or yellow moves one colour's, not the median).
+        let mut chroma: [Vec<f64>; 4] = Default::default();
+        for c in pixels.filter(|c| self.is_candidate(*c)) {
+            if let Some(k) = self.nearest_index(c.hue_deg()) {
+                chroma[k].push(c.chroma());
+            }
+        }
         let mut ratios = Vec::new();
         let mut p90 = [None; 4];
-        for (k, &(colour, _)) in self.hues.iter().enumerate() {
-            let mut c: Vec<f64> = pixels.clone().filter(|c| self.is_candidate(*c) && self.nearest_hue(c.hue_deg()) == Some(colour)).map(|c| c.chroma()).collect();
+        for (k, c) in chroma.iter_mut().enumerate() {
             if c.len() >= MIN_SATURATION_PIXELS {
                 let at = (0.9 * (c.len() - 1) as f64).round() as usize;
                 c.select_nth_unstable_by(at, f64::total_cmp);

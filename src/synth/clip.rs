@@ -403,7 +403,7 @@ pub fn render_clip(opts: &ClipOptions, video: &Path, progress: &mut dyn FnMut(u6
         }
         // Exposure drifts slowly, and every frame has its own grain.
         let frame_fx = Effects { exposure: fx.exposure * (1.0 + 0.03 * (t * 1.3).sin()), seed: fx.seed ^ f.wrapping_mul(0x9E37), ..fx };
-        let rgb = effects::sharpen(effects::develop(&light.linear, opts.width as usize, opts.height as usize, &frame_fx), frame_fx.look.sharpen)?;
+        let rgb = effects::develop(&light.linear, opts.width as usize, opts.height as usize, &frame_fx)?;
         writer.write(&effects::to_bgr_mat(&rgb)?)?;
         if resting {
             if rests.len() == usize::from(after) {

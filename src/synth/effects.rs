@@ -20,14 +20,16 @@ pub fn blur(linear: &[Vec3f], w: usize, h: usize, sigma_px: f64) -> opencv::Resu
     Ok(dst.data_typed::<Vec3f>()?.to_vec())
 }
 
-/// Exposure, vignetting, the sRGB-like tone curve and grain: linear light to 8-bit RGB.
-pub fn develop(linear: &[Vec3f], w: usize, h: usize, fx: &Effects) -> RgbImage {
+/// Exposure, vignetting, white balance, the tone curve, saturation and contrast, grain and
+/// sharpening: linear light to 8-bit RGB.
+pub fn develop(linear: &[Vec3f], w: usize, h: usize, fx: &Effects) -> opencv::Result<RgbImage> {
     // The tone curve, tabulated: linear 0–2 in 8192 steps, interpolated.
     const STEPS: usize = 8192;
     const TOP: f64 = 2.0;
     let look = fx.look;
     let curve: Vec<f64> = (0..=STEPS + 1).map(|i| 255.0 * (i as f64 * TOP / STEPS as f64).powf(1.0 / look.gamma)).collect();
     let gains = [look.wb_gains.0, 1.0, look.wb_gains.1];
+    let neutral = look.is_neutral();
     let tone = |lin: f64| {
         let x = (lin.max(0.0) / TOP * STEPS as f64).min(STEPS as f64);
         let i = x as usize;
@@ -45,7 +47,7 @@ pub fn develop(linear: &[Vec3f], w: usize, h: usize, fx: &Effects) -> RgbImage {
         for ch in 0..3 {
             s[ch] = tone(v[ch] as f64 * gain * gains[ch]);
         }
-        if !look.is_neutral() {
+        if !neutral {
             let grey = (s[0] + s[1] + s[2]) / 3.0;
             for c in s.iter_mut() {
                 *c = 127.5 + look.contrast * (grey + look.saturation * (*c - grey) - 127.5);
@@ -56,11 +58,11 @@ pub fn develop(linear: &[Vec3f], w: usize, h: usize, fx: &Effects) -> RgbImage {
             px[ch] = (s[ch] + grain).round().clamp(0.0, 255.0) as u8;
         }
     }
-    img
+    sharpen(img, look.sharpen)
 }
 
 /// An unsharp mask (radius 1.5 px) of `amount` (0: the image unchanged), as cameras sharpen.
-pub fn sharpen(img: RgbImage, amount: f64) -> opencv::Result<RgbImage> {
+fn sharpen(img: RgbImage, amount: f64) -> opencv::Result<RgbImage> {
     if amount <= 0.0 {
         return Ok(img);
     }

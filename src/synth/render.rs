@@ -449,8 +449,7 @@ fn grid16() -> [(f64, f64); 16] {
 /// Renders `scene` through `cam` and applies `fx` (all but the JPEG compression).
 pub fn render(scene: &Scene, cam: &Camera, fx: &Effects) -> opencv::Result<Frame> {
     let light = render_light(scene, cam, fx.blur_px)?;
-    let rgb = super::effects::develop(&light.linear, cam.width as usize, cam.height as usize, fx);
-    let rgb = super::effects::sharpen(rgb, fx.look.sharpen)?;
+    let rgb = super::effects::develop(&light.linear, cam.width as usize, cam.height as usize, fx)?;
     Ok(Frame { rgb, surfaces: light.surfaces, visible_px: light.visible_px })
 }
 
