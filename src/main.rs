@@ -302,6 +302,10 @@ struct SynthArgs {
     /// the scene and camera are those of the same seed without it.
     #[arg(long, conflicts_with = "clip")]
     varied_look: bool,
+    /// How to draw: traced (rays through a lamp-lit scene) or flat (flat-coloured polygons,
+    /// drop shadows, a dark bevel round each wink): the same scene and truth either way.
+    #[arg(long, value_enum, default_value = "traced", conflicts_with = "clip")]
+    style: winkeye::synth::Style,
     /// Render a clip around one shot (a video and its truth) instead of a still.
     #[arg(long, conflicts_with = "closeup")]
     clip: bool,
@@ -550,6 +554,7 @@ fn cmd_synth(args: &SynthArgs) -> Result<()> {
             camera_seed: args.camera_seed,
             k1: args.k1,
             varied_look: args.varied_look,
+            style: args.style,
         };
         let stem = opts.stem();
         let image_name = format!("{stem}.{}", args.format);

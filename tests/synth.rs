@@ -5,10 +5,10 @@ use winkeye::geometry::PixelPoint;
 use winkeye::report::position::{Colour, WinkState};
 use winkeye::rules::Ruleset;
 use winkeye::synth::render::Surface;
-use winkeye::synth::{render_still, HandChoice, Kind, Still, StillOptions};
+use winkeye::synth::{render_still, HandChoice, Kind, Still, StillOptions, Style};
 
 fn opts(kind: Kind, seed: u64, closeup: bool) -> StillOptions {
-    StillOptions { kind, seed, width: 1280, height: 720, hand: HandChoice::Auto, ruleset: Ruleset::Etwa2012, closeup, camera_seed: None, k1: None, varied_look: false }
+    StillOptions { kind, seed, width: 1280, height: 720, hand: HandChoice::Auto, ruleset: Ruleset::Etwa2012, closeup, camera_seed: None, k1: None, varied_look: false, style: Default::default() }
 }
 
 fn render(o: &StillOptions) -> Still {
@@ -202,4 +202,31 @@ fn a_varied_look_changes_the_picture_not_the_scene() {
     let look = |s: &Still| serde_json::to_value(&s.truth).ok().map(|v| v["truth"]["effects"]["look"].clone());
     assert_eq!(look(&plain), Some(serde_json::Value::Null), "a neutral look is not written");
     assert!(look(&varied).is_some_and(|l| l["gamma"].is_f64()));
+}
+
+#[test]
+fn the_flat_style_draws_the_same_scene_another_way() {
+    let o = StillOptions { width: 960, height: 540, ..opts(Kind::Midgame, 11, false) };
+    let (traced, flat) = (render(&o), render(&StillOptions { style: Style::Flat, ..o.clone() }));
+    assert_ne!(traced.jpeg, flat.jpeg);
+    assert_eq!(serde_json::to_string(&traced.truth.winks).ok(), serde_json::to_string(&flat.truth.winks).ok());
+    assert_eq!(serde_json::to_string(&traced.truth.squops).ok(), serde_json::to_string(&flat.truth.squops).ok());
+    let style = |s: &Still| serde_json::to_value(&s.truth).ok().map(|v| v["truth"]["style"].clone());
+    assert_eq!(style(&traced), Some(serde_json::Value::Null), "the traced style is not written");
+    assert_eq!(style(&flat), Some(serde_json::Value::from("flat")));
+    // Each wholly visible wink's middle shows its own colour in the flat picture too.
+    for w in flat.truth.winks.iter().filter(|w| w.state == WinkState::InPlay && w.extra.get("visible_fraction").and_then(|v| v.as_f64()).unwrap_or(0.0) > 0.99) {
+        let Some(c) = w.centre_px else { continue };
+        // Beside the glint, which lies towards the lamp.
+        let (mut best, mut hues) = (f64::INFINITY, Vec::new());
+        for (dx, dy) in [(0.0, 0.0), (-1.0, 0.0), (1.0, 0.0), (0.0, -1.0), (0.0, 1.0)] {
+            let p = flat.image.get_pixel((c.x + dx).round() as u32, (c.y + dy).round() as u32).0;
+            let (h, s) = hue_sat(p);
+            hues.push((h, s));
+            if s > 0.35 {
+                best = best.min(hue_dist(h, hue_of(w.colour)));
+            }
+        }
+        assert!(best < 40.0, "{} {:?}: {hues:?}", w.id, w.colour);
+    }
 }

@@ -113,12 +113,15 @@ pub struct ColourModel {
     pub chroma_p90: [Option<f64>; 4],
     /// Least a*b* distance of a wink pixel from the felt and the table in this frame.
     pub min_ab_distance: f64,
+    /// How far each colour's outline, as its edges are found in this frame, lies outside the
+    /// wink's rim, in mm (in the order of `Colour::ALL`; see `detect::edge_offsets`).
+    pub edge_offset_mm: [f64; 4],
 }
 
 impl ColourModel {
     /// A model with typical hues for a frame whose felt (and table) colours are known.
     pub fn new(felt: Lab, table: Option<Lab>) -> ColourModel {
-        ColourModel { felt, table, hues: TYPICAL_HUE_DEG, saturation: 1.0, chroma_p90: [None; 4], min_ab_distance: MIN_AB_DISTANCE }
+        ColourModel { felt, table, hues: TYPICAL_HUE_DEG, saturation: 1.0, chroma_p90: [None; 4], min_ab_distance: MIN_AB_DISTANCE, edge_offset_mm: [0.0; 4] }
     }
 
     /// Sets the felt's spread in a*b* (a robust standard deviation of its pixels' distance from

@@ -108,6 +108,8 @@ pub struct Found {
     pub edges: Vec<RayEdge>,
     /// Which edge points the fit kept.
     pub inlier: Vec<bool>,
+    /// Where the rays were cast from and how far out they expected the rim (pixels).
+    pub rays_from: (PixelPoint, f64),
 }
 
 /// One squop as detected.
@@ -424,6 +426,20 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
     // Each hypothesis measured on its own: in parallel.
     let mut found: Vec<Found> = todo.par_iter().filter_map(|&(colour, c_px, r_px)| measure(&view, cal, &model, colour, c_px, r_px, &nominal, &Hint::default())).collect();
     dedupe(&mut found);
+    // Where this frame's outlines lie against the rims, learned from the winks seen whole; every
+    // wink's outline is fitted again with it.
+    model.edge_offset_mm = edge_offsets(&found, &nominal);
+    if model.edge_offset_mm.iter().any(|o| o.abs() >= MIN_EDGE_OFFSET_MM) {
+        // The same edge points, fitted again.
+        found = found
+            .par_iter()
+            .map(|f| {
+                let hint = Hint { fitted: true, ..Hint::default() };
+                fit_edges(cal, &model, f.colour, f.rays_from.0, f.rays_from.1, f.edges.clone(), &nominal, &hint).unwrap_or_else(|| f.clone())
+            })
+            .collect();
+        dedupe(&mut found);
+    }
     sizes_within_set(&view, cal, &model, &nominal, &mut found);
 
     // Stacking: overlaps, who is on top, levels; uppers refitted as leaning winks.
@@ -501,6 +517,7 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
                     rim_share: 0.0,
                     large_preference: 0.0,
                     edges: Vec::new(),
+                    rays_from: (c, hr * s),
                     inlier: Vec::new(),
                 });
             }
@@ -906,6 +923,13 @@ fn measure_with(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, c
             }
         }
     }
+    fit_edges(cal, model, colour, c_px, r_px, edges, nominal, hint)
+}
+
+/// A wink's outline fitted to its edge points, found along rays from `c_px` expecting the rim
+/// `r_px` out: its size, footprint and confidence.
+#[allow(clippy::too_many_arguments)]
+fn fit_edges(cal: &Calibration, model: &ColourModel, colour: Colour, c_px: PixelPoint, r_px: f64, edges: Vec<fit::RayEdge>, nominal: &NominalDiameters, hint: &Hint) -> Option<Found> {
     let bg_idx: Vec<usize> = (0..edges.len()).filter(|&i| edges[i].beyond == Beyond::Background).collect();
     let rim_share = bg_idx.len() as f64 / RAYS as f64;
     if rim_share < MIN_RIM_SHARE {
@@ -922,15 +946,19 @@ fn measure_with(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, c
     if free_fit.radius < 0.75 * r_small || free_fit.radius > 1.25 * r_large || free_fit.rms_mm * ppm > MAX_FIT_RMS_PX {
         return None;
     }
+    // The edges lie this far outside the rim (a shadow read as the wink, a dark rounded rim read
+    // as the felt): outlines are fitted at the nominal radius plus it, the wink's radius is the
+    // nominal one.
+    let offset = model.edge_offset_mm[colour_index(colour)];
     let cut = 2.0 / ppm;
     let covered: Vec<MatPoint> = edges.iter().filter(|e| e.beyond != Beyond::Background).filter_map(|e| cal.image_to_mat(e.px)).collect();
     let judge = |r: f64| -> Option<(f64, CircleFit)> {
-        let f = fit::fit_footprint(cal, &pts, free_fit.centre, r, false, rest, 1.0 / ppm)?;
+        let f = fit::fit_footprint(cal, &pts, free_fit.centre, r + offset, false, rest, 1.0 / ppm)?;
         let outside: f64 = covered.iter().map(|p| (p.distance(f.centre) - f.radius - 0.5 / ppm).max(0.0).min(cut).powi(2)).sum();
         Some((f.cost + outside, f))
     };
     let large_preference = if rim_share >= WELL_SEEN_RIM_SHARE {
-        (2.0 * (free_fit.radius - 0.5 * (r_small + r_large)) / (r_large - r_small)).clamp(-2.0, 2.0)
+        size_preference(free_fit.radius - offset, nominal)
     } else if hint.size.is_some() {
         // The size is settled: no need to fit both.
         0.0
@@ -944,7 +972,8 @@ fn measure_with(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, c
     };
     let size = hint.size.unwrap_or(if large_preference > 0.0 { WinkSize::Large } else { WinkSize::Small });
     let nominal_r = if size == WinkSize::Large { r_large } else { r_small };
-    let (_, fit) = judge(nominal_r)?;
+    let (_, mut fit) = judge(nominal_r)?;
+    fit.radius = nominal_r;
     let top = rest.top_height(fit.radius, fit.centre);
     let centre_px = cal.mat_to_image_at(fit.centre, top)?;
     let mut inlier = vec![false; edges.len()];
@@ -958,10 +987,10 @@ fn measure_with(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, c
         colour,
         size,
         radius_mm: Some(fit.radius),
-        measured_radius_mm: (rim_share >= WELL_SEEN_RIM_SHARE).then_some(free_fit.radius),
+        measured_radius_mm: (rim_share >= WELL_SEEN_RIM_SHARE).then_some(free_fit.radius - offset),
         centre_mm: Some(fit.centre),
         centre_px,
-        radius_px: fit.radius * ppm,
+        radius_px: (fit.radius + offset) * ppm,
         rest,
         level: 0,
         state: WinkState::InPlay,
@@ -971,6 +1000,42 @@ fn measure_with(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, c
         large_preference,
         edges,
         inlier,
+        rays_from: (c_px, r_px),
+    })
+}
+
+/// How strongly a measured radius (mm) argues for a large wink: +1 at the large radius, −1 at
+/// the small one, 0 halfway, within ±2.
+fn size_preference(radius_mm: f64, nominal: &NominalDiameters) -> f64 {
+    let (r_small, r_large) = (nominal.small_mm / 2.0, nominal.large_mm / 2.0);
+    (2.0 * (radius_mm - 0.5 * (r_small + r_large)) / (r_large - r_small)).clamp(-2.0, 2.0)
+}
+
+/// Least edge offset (mm) worth measuring the winks again for.
+const MIN_EDGE_OFFSET_MM: f64 = 0.1;
+/// Largest edge offset (mm) believed: beyond it the outlines are not a rim's.
+const MAX_EDGE_OFFSET_MM: f64 = 1.5;
+/// Fewest winks seen whole to learn a colour's edge offset from; with fewer, the median over
+/// all colours' winks stands in (shadows and blur are the frame's).
+const MIN_OFFSET_WINKS: usize = 3;
+
+/// How far each colour's outlines lie outside the rims in this frame, mm: the median of the
+/// measured radius less the nominal one over the winks whose rim was seen nearly whole. A soft
+/// shadow on the felt beside a dark wink reads as the wink and moves its edges out; a dark
+/// rounded rim beside a light wink reads as the felt and moves them in. Fitted at the nominal
+/// radius, a wink seen in part would have its centre moved towards its visible arc by as much.
+pub fn edge_offsets(found: &[Found], nominal: &NominalDiameters) -> [f64; 4] {
+    let excess = |f: &Found| f.measured_radius_mm.map(|r| r - nominal.of(f.size) / 2.0);
+    let median = |mut v: Vec<f64>| -> Option<f64> {
+        v.sort_by(f64::total_cmp);
+        (!v.is_empty()).then(|| v[v.len() / 2])
+    };
+    let all: Vec<f64> = found.iter().filter_map(excess).collect();
+    let overall = if all.len() >= MIN_OFFSET_WINKS { median(all).unwrap_or(0.0) } else { 0.0 };
+    Colour::ALL.map(|c| {
+        let own: Vec<f64> = found.iter().filter(|f| f.colour == c).filter_map(excess).collect();
+        let o = if own.len() >= MIN_OFFSET_WINKS { median(own).unwrap_or(overall) } else { overall };
+        o.clamp(-MAX_EDGE_OFFSET_MM, MAX_EDGE_OFFSET_MM)
     })
 }
 
@@ -1032,6 +1097,7 @@ mod tests {
             large_preference: -1.0,
             edges: Vec::new(),
             inlier: Vec::new(),
+            rays_from: (PixelPoint::new(0.0, 0.0), 8.0),
         }
     }
 
@@ -1070,6 +1136,32 @@ mod tests {
             })
             .collect();
         assert!(wrong.is_empty(), "{} lookups disagree, e.g. {:?}", wrong.len(), wrong.first());
+    }
+
+    #[test]
+    fn edge_offsets_are_each_colours_median_excess_over_its_nominal_radius() {
+        let seen = |colour: Colour, size: WinkSize, r: f64| Found { size, measured_radius_mm: Some(r), ..wink(colour, MatPoint::new(0.0, 0.0)) };
+        let nominal = NominalDiameters::STANDARD;
+        // Blue: three large winks read 0.4–0.6 mm too wide (a shadow taken for the wink) and
+        // one small one with its rim half hidden (not measured, so it does not count).
+        let mut found = vec![seen(Colour::Blue, WinkSize::Large, 11.6), seen(Colour::Blue, WinkSize::Large, 11.4), seen(Colour::Blue, WinkSize::Small, 8.5)];
+        found.push(Found { size: WinkSize::Small, measured_radius_mm: None, ..wink(Colour::Blue, MatPoint::new(50.0, 0.0)) });
+        // Yellow: its dark rim read as the felt, 0.3 mm too narrow, and one outlier.
+        found.extend([seen(Colour::Yellow, WinkSize::Small, 7.7), seen(Colour::Yellow, WinkSize::Small, 7.7), seen(Colour::Yellow, WinkSize::Large, 9.0)]);
+        // Red: two winks only, which is too few to say; the frame's median stands in.
+        found.extend([seen(Colour::Red, WinkSize::Small, 9.9), seen(Colour::Red, WinkSize::Small, 9.9)]);
+        let o = edge_offsets(&found, &nominal);
+        let at = |c: Colour| o[colour_index(c)];
+        assert!((at(Colour::Blue) - 0.5).abs() < 1e-9, "{o:?}");
+        assert!((at(Colour::Yellow) + 0.3).abs() < 1e-9, "{o:?}");
+        // Over all eight measured: excesses -2, -0.3, -0.3, 0.4, 0.5, 0.6, 1.9, 1.9 → the upper median.
+        assert!((at(Colour::Red) - 0.5).abs() < 1e-9, "{o:?}");
+        assert!((at(Colour::Green) - 0.5).abs() < 1e-9, "{o:?}");
+        // Nothing measured: no offset.
+        assert_eq!(edge_offsets(&[], &nominal), [0.0; 4]);
+        // An offset beyond what a rim's edge can be is capped.
+        let wild: Vec<Found> = (0..3).map(|_| seen(Colour::Green, WinkSize::Small, 11.0)).collect();
+        assert_eq!(edge_offsets(&wild, &nominal)[colour_index(Colour::Green)], MAX_EDGE_OFFSET_MM);
     }
 
     #[test]

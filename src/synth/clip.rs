@@ -407,7 +407,7 @@ pub fn render_clip(opts: &ClipOptions, video: &Path, progress: &mut dyn FnMut(u6
         writer.write(&effects::to_bgr_mat(&rgb)?)?;
         if resting {
             if rests.len() == usize::from(after) {
-                let prov = truth::Provenance { kind: "clip", seed: opts.seed, effects: &fx, path: None };
+                let prov = truth::Provenance { kind: "clip", seed: opts.seed, effects: &fx, path: None, style: super::Style::Traced };
                 rests.push((f, truth::truth(&scene, cam, &light.visible_px, opts.ruleset, &prov)?));
             }
             cached = Some((after, light));

@@ -8,6 +8,7 @@
 
 pub mod clip;
 pub mod effects;
+pub mod flat;
 pub mod layout;
 pub mod noise;
 pub mod render;
@@ -84,6 +85,20 @@ pub struct StillOptions {
     /// saturation, contrast, sharpening) rather than the renderer's neutral one. The scene and
     /// the camera's pose and lens are the same either way.
     pub varied_look: bool,
+    /// How the picture is drawn.
+    pub style: Style,
+}
+
+/// How a still is drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Style {
+    /// Rays traced through a lamp-lit scene: shading, soft shadows, highlights, rounded rims.
+    #[default]
+    Traced,
+    /// Flat-coloured polygons with drop shadows, a dark bevel round each wink and a glint
+    /// ([`flat`]): the same scene and truth drawn another way, to see what holds beyond one
+    /// renderer.
+    Flat,
 }
 
 /// A rendered still with its truth.
@@ -151,12 +166,20 @@ pub fn render_still(opts: &StillOptions, path: Option<String>) -> Result<Still, 
         // Its own stream, so that the scene and camera do not change with the look.
         fx.look = shoot::look(&mut Pcg64::seed_from_u64(opts.seed.wrapping_mul(0x2545_F491_4F6C_DD1D) ^ 0x100C));
     }
-    let frame = render::render(&scene, &camera, &fx)?;
+    let frame = match opts.style {
+        Style::Traced => render::render(&scene, &camera, &fx)?,
+        Style::Flat => {
+            let light = render::render_light(&scene, &camera, fx.blur_px)?;
+            let linear = flat::draw(&scene, &camera, &light, fx.blur_px)?;
+            let rgb = effects::develop(&linear, camera.width as usize, camera.height as usize, &fx)?;
+            render::Frame { rgb, surfaces: light.surfaces, visible_px: light.visible_px }
+        }
+    };
     let jpeg = effects::jpeg(&frame.rgb, fx.jpeg_quality)?;
     let image = effects::decode(&jpeg)?;
     let stem = opts.stem();
     let kind = stem.rsplit_once('-').map_or(stem.as_str(), |(k, _)| k);
-    let prov = truth::Provenance { kind, seed: opts.seed, effects: &fx, path };
+    let prov = truth::Provenance { kind, seed: opts.seed, effects: &fx, path, style: opts.style };
     let truth = truth::truth(&scene, &camera, &frame.visible_px, opts.ruleset, &prov)?;
     Ok(Still { jpeg, image, truth, camera, surfaces: frame.surfaces })
 }

@@ -47,6 +47,8 @@ pub struct Provenance<'a> {
     pub effects: &'a Effects,
     /// The image file's name, for `source.path`.
     pub path: Option<String>,
+    /// How the picture was drawn.
+    pub style: super::Style,
 }
 
 /// The truth position document: winks, squops (computed from the geometry), the calibration as
@@ -107,9 +109,7 @@ pub fn truth(scene: &Scene, cam: &Camera, visible_px: &[f64], ruleset: Ruleset, 
         _ => None,
     };
     let mut extra = Map::new();
-    extra.insert(
-        "truth".into(),
-        json!({
+    let mut about = json!({
             "generator": concat!("winkeye synth ", env!("CARGO_PKG_VERSION")),
             "kind": prov.kind,
             "seed": prov.seed,
@@ -120,8 +120,11 @@ pub fn truth(scene: &Scene, cam: &Camera, visible_px: &[f64], ruleset: Ruleset, 
             "hands": scene.hands.len(),
             "squidgers": scene.squidgers.len(),
             "pot_rim_centre_px": scene.pot.as_ref().and_then(|p| cam.project(Point3::new(0.0, 0.0, p.spec.height_mm))),
-        }),
-    );
+    });
+    if prov.style == super::Style::Flat {
+        about["style"] = json!("flat");
+    }
+    extra.insert("truth".into(), about);
     let raw = Position {
         source: Some(Source { path: prov.path.clone(), width: Some(cam.width), height: Some(cam.height), frame: None, t_s: None, extra: Map::new() }),
         ruleset: Some(ruleset.name().into()),

@@ -1,0 +1,228 @@
+//! A second, deliberately simple way to draw a scene: polygons filled with flat colours, as a
+//! 2-D drawing program or a quick game engine would, instead of traced rays. The winks are flat
+//! discs with a darker bevelled rim, a darker wall where it shows and a white glint; every object
+//! casts a blurred drop shadow, offset away from the lamp; the pot is a flat-shaded cup.
+//!
+//! The detector must not depend on how one renderer happens to draw: this style draws the same
+//! scene (the same truth) with other edges, shading and shadows, so `winkeye eval` on both shows
+//! what a change does beyond the renderer it was built on. Hands, squidgers and chessboards are
+//! taken from the traced picture, pixel for pixel.
+
+use super::render::{Light, Surface};
+use super::scene::{Disc, Rgb3, Scene};
+use crate::geometry::camera::Camera;
+use crate::geometry::PixelPoint;
+use crate::report::position::WinkState;
+use nalgebra::{Point3, Vector3};
+use opencv::core::{Mat, Point, Scalar, Size, Vec3f, Vector, BORDER_REFLECT_101, CV_32FC1, CV_32FC3};
+use opencv::prelude::*;
+use opencv::imgproc;
+
+/// Drawing is done this many times finer than the frame, then averaged down (anti-aliasing).
+const SUPERSAMPLE: i32 = 3;
+/// Fixed-point fraction bits of polygon vertices (OpenCV's `shift`).
+const SHIFT: i32 = 4;
+/// Points round each projected circle.
+const CIRCLE_POINTS: usize = 72;
+/// A wink's bevelled rim: this wide (mm) and this much darker than its face.
+const BEVEL_MM: f64 = 0.9;
+const BEVEL_SHADE: f64 = 0.6;
+/// A wink's wall, where it shows, this much darker than its face.
+const WALL_SHADE: f64 = 0.3;
+/// Drop shadows: how dark at their darkest, their blur (sd, mm), and how far they reach past
+/// the object's outline (mm).
+const SHADOW_DEPTH: f64 = 0.45;
+const SHADOW_BLUR_MM: f64 = 2.0;
+const SHADOW_GROW_MM: f64 = 0.5;
+/// Brightness of the flat-lit surfaces (linear), as the ambient and the lamp give together.
+const LIGHT: f64 = 0.85;
+
+/// Light reaching the sensor, drawn flat, with the traced `light`'s hands, squidgers and boards
+/// pasted in; blurred by `blur_px` as the traced light is.
+pub fn draw(scene: &Scene, cam: &Camera, light: &Light, blur_px: f64) -> opencv::Result<Vec<Vec3f>> {
+    let (w, h) = (cam.width as i32, cam.height as i32);
+    let s = if w.max(h) > 3000 { 2 } else { SUPERSAMPLE };
+    let mut canvas = Mat::new_rows_cols_with_default(h * s, w * s, CV_32FC3, colour(scene.table, LIGHT))?;
+    let poly = |pts: &[PixelPoint]| -> Vector<Point> {
+        let k = (s << SHIFT) as f64;
+        pts.iter().map(|p| Point::new(((p.x + 0.5) * k - (1 << SHIFT) as f64 * 0.5) as i32, ((p.y + 0.5) * k - (1 << SHIFT) as f64 * 0.5) as i32)).collect()
+    };
+    let fill = |m: &mut Mat, pts: &[PixelPoint], c: Scalar| -> opencv::Result<()> {
+        if pts.len() < 3 {
+            return Ok(());
+        }
+        let mut all = Vector::<Vector<Point>>::new();
+        all.push(poly(pts));
+        imgproc::fill_poly(m, &all, c, imgproc::LINE_8, SHIFT, Point::new(0, 0))
+    };
+    // A table's grain: faint streaks along the frame.
+    let mut rng = scene.table_seed;
+    let mut next = || {
+        rng = rng.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        (rng >> 33) as f64 / (1u64 << 31) as f64
+    };
+    let streak = 4 * s;
+    let mut x = 0;
+    while x < w * s {
+        let k = 1.0 + 0.12 * (next() - 0.5);
+        imgproc::rectangle(&mut canvas, opencv::core::Rect::new(x, 0, streak, h * s), colour(scene.table, LIGHT * k), -1, imgproc::LINE_8, 0)?;
+        x += streak;
+    }
+    // The mat: its outline projected point by point (the lens bends straight edges).
+    let mat = &scene.mat.spec;
+    let (hl, hw) = (mat.length_mm / 2.0, mat.width_mm / 2.0);
+    let corners = [(-hl, -hw), (hl, -hw), (hl, hw), (-hl, hw)];
+    let mut outline = Vec::new();
+    for k in 0..4 {
+        let (a, b) = (corners[k], corners[(k + 1) % 4]);
+        for i in 0..64 {
+            let t = i as f64 / 64.0;
+            outline.extend(cam.project(Point3::new(a.0 + (b.0 - a.0) * t, a.1 + (b.1 - a.1) * t, 0.0)));
+        }
+    }
+    fill(&mut canvas, &outline, colour(scene.mat.felt, LIGHT))?;
+    if let Some((paint, width_mm)) = scene.mat.baselines {
+        for b in mat.baselines() {
+            let (a, c) = (b.segment.a, b.segment.b);
+            let along = (c - a) * (1.0 / (c - a).norm().max(1e-9));
+            let side = crate::geometry::MatPoint::new(-along.y, along.x) * (width_mm / 2.0);
+            let quad: Vec<PixelPoint> = [a + side, c + side, c - side, a - side].iter().filter_map(|p| cam.project(Point3::new(p.x, p.y, 0.0))).collect();
+            fill(&mut canvas, &quad, colour(paint, LIGHT))?;
+        }
+    }
+    // Drop shadows, all at once: discs offset away from the lamp by their height, blurred.
+    let lamp = scene.light.position;
+    let ppm = px_per_mm(cam);
+    let mut shade = Mat::new_rows_cols_with_default(h * s, w * s, CV_32FC1, Scalar::all(0.0))?;
+    let shadow_of = |centre: Point3<f64>, radius: f64, top: f64| -> Vec<PixelPoint> {
+        let away = Vector3::new(centre.x - lamp.x, centre.y - lamp.y, 0.0) * (top / (lamp.z - top).max(1.0));
+        let c = Point3::new(centre.x + away.x, centre.y + away.y, 0.0);
+        circle(cam, c, Vector3::z(), radius + SHADOW_GROW_MM)
+    };
+    for wk in &scene.winks {
+        let top = wk.disc.top_centre().z;
+        fill(&mut shade, &shadow_of(wk.disc.centre, wk.disc.radius_mm, top.max(0.5)), Scalar::all(1.0))?;
+    }
+    if let Some(pot) = &scene.pot {
+        fill(&mut shade, &shadow_of(Point3::origin(), pot.spec.base_diameter_mm / 2.0 + 2.0, pot.spec.height_mm), Scalar::all(1.0))?;
+    }
+    let sigma = (SHADOW_BLUR_MM * ppm * s as f64).max(0.5);
+    let mut soft = Mat::default();
+    imgproc::gaussian_blur(&shade, &mut soft, Size::new(0, 0), sigma, sigma, BORDER_REFLECT_101)?;
+    {
+        let sh = soft.data_typed::<f32>()?.to_vec();
+        let px = canvas.data_typed_mut::<Vec3f>()?;
+        for (p, d) in px.iter_mut().zip(sh) {
+            let k = 1.0 - SHADOW_DEPTH as f32 * d.clamp(0.0, 1.0);
+            for c in 0..3 {
+                p[c] *= k;
+            }
+        }
+    }
+    // The pot: its wall, the dark inside of its opening, winks in it, its rim.
+    let potted: Vec<usize> = (0..scene.winks.len()).filter(|&i| scene.pot.is_some() && scene.winks[i].state == WinkState::Potted).collect();
+    if let Some(pot) = &scene.pot {
+        let (base, top, height) = (pot.spec.base_diameter_mm / 2.0, pot.spec.top_diameter_mm / 2.0, pot.spec.height_mm);
+        let mut body = circle(cam, Point3::origin(), Vector3::z(), base);
+        body.extend(circle(cam, Point3::new(0.0, 0.0, height), Vector3::z(), top));
+        fill(&mut canvas, &hull(body), colour(pot.material.albedo, LIGHT * 0.7))?;
+        fill(&mut canvas, &circle(cam, Point3::new(0.0, 0.0, height), Vector3::z(), top), colour(pot.material.albedo, LIGHT * 0.35))?;
+        for &i in &potted {
+            draw_wink(&mut canvas, cam, &scene.winks[i].disc, lamp, &fill)?;
+        }
+        let rim = circle(cam, Point3::new(0.0, 0.0, height), Vector3::z(), top);
+        let mut all = Vector::<Vector<Point>>::new();
+        all.push(poly(&rim));
+        imgproc::polylines(&mut canvas, &all, true, colour(pot.material.albedo, LIGHT * 1.1), (1.5 * ppm * s as f64).round().max(1.0) as i32, imgproc::LINE_8, SHIFT)?;
+    }
+    // Winks, lowest first.
+    let mut order: Vec<usize> = (0..scene.winks.len()).filter(|i| !potted.contains(i)).collect();
+    order.sort_by(|&a, &b| (scene.winks[a].level, scene.winks[a].disc.top_centre().z).partial_cmp(&(scene.winks[b].level, scene.winks[b].disc.top_centre().z)).unwrap_or(std::cmp::Ordering::Equal));
+    for i in order {
+        draw_wink(&mut canvas, cam, &scene.winks[i].disc, lamp, &fill)?;
+    }
+    // Down to the frame's pixels; what this style does not draw, from the traced light.
+    let mut small = Mat::default();
+    imgproc::resize(&canvas, &mut small, Size::new(w, h), 0.0, 0.0, imgproc::INTER_AREA)?;
+    let mut out = small.data_typed::<Vec3f>()?.to_vec();
+    for (i, (o, surface)) in out.iter_mut().zip(&light.surfaces).enumerate() {
+        if matches!(surface, Surface::Hand(_) | Surface::Squidger(_) | Surface::Board | Surface::Nothing) {
+            *o = light.linear[i];
+        }
+    }
+    super::effects::blur(&out, w as usize, h as usize, blur_px)
+}
+
+/// A wink: its wall's silhouette, its face, the bevel round the face and a glint.
+fn draw_wink(canvas: &mut Mat, cam: &Camera, disc: &Disc, lamp: Point3<f64>, fill: &dyn Fn(&mut Mat, &[PixelPoint], Scalar) -> opencv::Result<()>) -> opencv::Result<()> {
+    let albedo = disc.material.albedo;
+    let n = disc.normal;
+    let top = disc.top_centre();
+    let bottom = disc.centre - n * (disc.thickness_mm / 2.0);
+    let mut wall = circle(cam, top, n, disc.radius_mm);
+    wall.extend(circle(cam, bottom, n, disc.radius_mm));
+    fill(canvas, &hull(wall), colour(albedo, LIGHT * WALL_SHADE))?;
+    fill(canvas, &circle(cam, top, n, disc.radius_mm), colour(albedo, LIGHT * BEVEL_SHADE))?;
+    fill(canvas, &circle(cam, top, n, disc.radius_mm - BEVEL_MM), colour(albedo, LIGHT))?;
+    // The glint: towards the lamp, a small pale disc.
+    let to_lamp = Vector3::new(lamp.x - top.x, lamp.y - top.y, 0.0);
+    let u = if to_lamp.norm() > 1e-6 { to_lamp / to_lamp.norm() } else { Vector3::x() };
+    let glint = top + u * (0.35 * disc.radius_mm);
+    let pale = [0.5 * albedo[0] + 0.5, 0.5 * albedo[1] + 0.5, 0.5 * albedo[2] + 0.5];
+    fill(canvas, &circle(cam, glint, n, 0.18 * disc.radius_mm), colour(pale, LIGHT))
+}
+
+/// The frame points of a circle of `radius` about `centre` in the plane normal to `n`.
+fn circle(cam: &Camera, centre: Point3<f64>, n: Vector3<f64>, radius: f64) -> Vec<PixelPoint> {
+    let n = n.normalize();
+    let a = if n.x.abs() < 0.9 { Vector3::x() } else { Vector3::y() };
+    let e1 = (a - n * a.dot(&n)).normalize();
+    let e2 = n.cross(&e1);
+    (0..CIRCLE_POINTS)
+        .filter_map(|k| {
+            let t = k as f64 / CIRCLE_POINTS as f64 * std::f64::consts::TAU;
+            cam.project(centre + (e1 * t.cos() + e2 * t.sin()) * radius)
+        })
+        .collect()
+}
+
+/// The convex hull of points (Andrew's monotone chain).
+fn hull(mut pts: Vec<PixelPoint>) -> Vec<PixelPoint> {
+    pts.sort_by(|a, b| a.x.total_cmp(&b.x).then(a.y.total_cmp(&b.y)));
+    if pts.len() < 3 {
+        return pts;
+    }
+    let cross = |o: PixelPoint, a: PixelPoint, b: PixelPoint| (a.x - o.x) * (b.y - o.y) - (a.y - o.y) * (b.x - o.x);
+    let mut lower: Vec<PixelPoint> = Vec::new();
+    for &p in &pts {
+        while lower.len() >= 2 && cross(lower[lower.len() - 2], lower[lower.len() - 1], p) <= 0.0 {
+            lower.pop();
+        }
+        lower.push(p);
+    }
+    let mut upper: Vec<PixelPoint> = Vec::new();
+    for &p in pts.iter().rev() {
+        while upper.len() >= 2 && cross(upper[upper.len() - 2], upper[upper.len() - 1], p) <= 0.0 {
+            upper.pop();
+        }
+        upper.push(p);
+    }
+    lower.pop();
+    upper.pop();
+    lower.extend(upper);
+    lower
+}
+
+/// Pixels per mm on the mat near its centre.
+fn px_per_mm(cam: &Camera) -> f64 {
+    match (cam.project(Point3::new(-50.0, 0.0, 0.0)), cam.project(Point3::new(50.0, 0.0, 0.0))) {
+        (Some(a), Some(b)) => a.distance(b) / 100.0,
+        _ => 1.0,
+    }
+}
+
+/// A linear colour at a brightness, as an OpenCV scalar (the canvas holds RGB in its three
+/// channels, in that order, as the traced light does).
+fn colour(c: Rgb3, k: f64) -> Scalar {
+    Scalar::new(c[0] * k, c[1] * k, c[2] * k, 0.0)
+}
