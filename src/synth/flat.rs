@@ -43,18 +43,8 @@ pub fn draw(scene: &Scene, cam: &Camera, light: &Light, blur_px: f64) -> opencv:
     let (w, h) = (cam.width as i32, cam.height as i32);
     let s = if w.max(h) > 3000 { 2 } else { SUPERSAMPLE };
     let mut canvas = Mat::new_rows_cols_with_default(h * s, w * s, CV_32FC3, colour(scene.table, LIGHT))?;
-    let poly = |pts: &[PixelPoint]| -> Vector<Point> {
-        let k = (s << SHIFT) as f64;
-        pts.iter().map(|p| Point::new(((p.x + 0.5) * k - (1 << SHIFT) as f64 * 0.5) as i32, ((p.y + 0.5) * k - (1 << SHIFT) as f64 * 0.5) as i32)).collect()
-    };
-    let fill = |m: &mut Mat, pts: &[PixelPoint], c: Scalar| -> opencv::Result<()> {
-        if pts.len() < 3 {
-            return Ok(());
-        }
-        let mut all = Vector::<Vector<Point>>::new();
-        all.push(poly(pts));
-        imgproc::fill_poly(m, &all, c, imgproc::LINE_8, SHIFT, Point::new(0, 0))
-    };
+    let poly = |pts: &[PixelPoint]| fixed_point(pts, s);
+    let fill = |m: &mut Mat, pts: &[PixelPoint], c: Scalar| fill_polygon(m, pts, s, c);
     // A table's grain: faint streaks along the frame.
     let mut rng = scene.table_seed;
     let mut next = || {
@@ -153,6 +143,48 @@ pub fn draw(scene: &Scene, cam: &Camera, light: &Light, blur_px: f64) -> opencv:
     super::effects::blur(&out, w as usize, h as usize, blur_px)
 }
 
+/// Frame points as OpenCV's fixed-point vertices on a canvas `s` times finer: frame pixel
+/// centres are integers, and so are the canvas's.
+fn fixed_point(pts: &[PixelPoint], s: i32) -> Vector<Point> {
+    let k = (s << SHIFT) as f64;
+    let half = (1 << SHIFT) as f64 * 0.5;
+    pts.iter().map(|p| Point::new(((p.x + 0.5) * k - half).round() as i32, ((p.y + 0.5) * k - half).round() as i32)).collect()
+}
+
+/// Fills the polygon `pts` (frame pixels) on a canvas `s` times finer than the frame. OpenCV
+/// fills every canvas pixel its outline touches, half a canvas pixel beyond the outline all round:
+/// the outline is moved in by as much first, so that the drawn area is the polygon's.
+fn fill_polygon(m: &mut Mat, pts: &[PixelPoint], s: i32, c: Scalar) -> opencv::Result<()> {
+    if pts.len() < 3 {
+        return Ok(());
+    }
+    let mut all = Vector::<Vector<Point>>::new();
+    all.push(fixed_point(&inset(pts, 0.5 / s as f64), s));
+    imgproc::fill_poly(m, &all, c, imgproc::LINE_8, SHIFT, Point::new(0, 0))
+}
+
+/// A polygon with every edge moved `d` inwards (vertices along their mitres).
+fn inset(pts: &[PixelPoint], d: f64) -> Vec<PixelPoint> {
+    let n = pts.len();
+    let area2: f64 = (0..n).map(|i| pts[i].x * pts[(i + 1) % n].y - pts[(i + 1) % n].x * pts[i].y).sum();
+    // Inward normal of the edge from a to b: to the left of it when the outline runs
+    // anticlockwise in y-down frame coordinates (negative signed area), else to the right.
+    let sign = if area2 < 0.0 { 1.0 } else { -1.0 };
+    let normal = |a: PixelPoint, b: PixelPoint| {
+        let (dx, dy) = (b.x - a.x, b.y - a.y);
+        let l = dx.hypot(dy).max(1e-12);
+        PixelPoint::new(dy / l * sign, -dx / l * sign)
+    };
+    (0..n)
+        .map(|i| {
+            let (prev, p, next) = (pts[(i + n - 1) % n], pts[i], pts[(i + 1) % n]);
+            let (n1, n2) = (normal(prev, p), normal(p, next));
+            let k = d / (1.0 + n1.x * n2.x + n1.y * n2.y).max(0.2);
+            PixelPoint::new(p.x + (n1.x + n2.x) * k, p.y + (n1.y + n2.y) * k)
+        })
+        .collect()
+}
+
 /// A wink: its wall's silhouette, its face, the bevel round the face and a glint.
 fn draw_wink(canvas: &mut Mat, cam: &Camera, disc: &Disc, lamp: Point3<f64>, fill: &dyn Fn(&mut Mat, &[PixelPoint], Scalar) -> opencv::Result<()>) -> opencv::Result<()> {
     let albedo = disc.material.albedo;
@@ -225,4 +257,34 @@ fn px_per_mm(cam: &Camera) -> f64 {
 /// channels, in that order, as the traced light does).
 fn colour(c: Rgb3, k: f64) -> Scalar {
     Scalar::new(c[0] * k, c[1] * k, c[2] * k, 0.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The area a filled polygon covers once averaged down to the frame, in frame pixels.
+    fn drawn_area(pts: &[PixelPoint], w: i32, h: i32) -> f64 {
+        let mut m = Mat::new_rows_cols_with_default(h * SUPERSAMPLE, w * SUPERSAMPLE, CV_32FC1, Scalar::all(0.0)).expect("canvas");
+        fill_polygon(&mut m, pts, SUPERSAMPLE, Scalar::all(1.0)).expect("fill");
+        let sum = opencv::core::sum_elems(&m).expect("sum")[0];
+        sum / (SUPERSAMPLE * SUPERSAMPLE) as f64
+    }
+
+    #[test]
+    fn a_filled_polygon_covers_its_own_area() {
+        // A 20 × 10 px rectangle and a disc of radius 6 px, at fractional positions.
+        let rect = [PixelPoint::new(5.3, 4.7), PixelPoint::new(25.3, 4.7), PixelPoint::new(25.3, 14.7), PixelPoint::new(5.3, 14.7)];
+        let a = drawn_area(&rect, 40, 30);
+        assert!((a - 200.0).abs() < 2.0, "rectangle: {a}");
+        let reversed: Vec<PixelPoint> = rect.iter().rev().copied().collect();
+        let a = drawn_area(&reversed, 40, 30);
+        assert!((a - 200.0).abs() < 2.0, "rectangle the other way round: {a}");
+        let disc: Vec<PixelPoint> = (0..CIRCLE_POINTS).map(|k| {
+            let t = k as f64 / CIRCLE_POINTS as f64 * std::f64::consts::TAU;
+            PixelPoint::new(20.4 + 6.0 * t.cos(), 15.2 + 6.0 * t.sin())
+        }).collect();
+        let a = drawn_area(&disc, 40, 30);
+        assert!((a - std::f64::consts::PI * 36.0).abs() < 1.5, "disc: {a}");
+    }
 }
