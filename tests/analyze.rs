@@ -304,7 +304,7 @@ fn analyze_sizes_and_places_winks_drawn_by_the_flat_renderer() -> TestResult {
     // The flat style's drop shadows and dark bevels move every edge found by a fraction of a
     // millimetre, one way for dark winks and the other for light ones; learned from the winks
     // seen whole (`detect::edge_offsets`), the sizes and footprints come right. Before, this frame
-    // read a small yellow wink as large and put a footprint 1.8 mm out.
+    // read a small yellow wink as large and put a footprint 2.7 mm out.
     let dir = tempfile::tempdir()?;
     let (code, err) = run(winkeye().args(["synth", "--kind", "midgame", "--seed", "1020", "--style", "flat", "--out"]).arg(dir.path()));
     assert_eq!(code, 0, "{err}");
