@@ -230,3 +230,28 @@ fn the_flat_style_draws_the_same_scene_another_way() {
         assert!(best < 40.0, "{} {:?}: {hues:?}", w.id, w.colour);
     }
 }
+
+#[test]
+fn a_flat_close_up_shows_felt_where_the_traced_one_does() {
+    // Seen from 10–30 cm the mat's outline lies far outside the lens's field; drawn as a polygon
+    // it folded back and put the table across the felt.
+    let o = StillOptions { width: 480, height: 270, ..opts(Kind::NearMiss, 7, true) };
+    let (traced, flat) = (render(&o), render(&StillOptions { style: Style::Flat, ..o.clone() }));
+    let (mut felt, mut alike) = (0, 0);
+    for y in (5..270).step_by(20) {
+        for x in (5..480).step_by(20) {
+            if traced.surface_at(x, y) != Surface::Felt {
+                continue;
+            }
+            felt += 1;
+            let (a, b) = (traced.image.get_pixel(x, y).0, flat.image.get_pixel(x, y).0);
+            let (ha, sa) = hue_sat(a);
+            let (hb, sb) = hue_sat(b);
+            if (sa < 0.12 && sb < 0.12) || hue_dist(ha, hb) < 25.0 {
+                alike += 1;
+            }
+        }
+    }
+    assert!(felt > 100, "{felt} felt samples");
+    assert!(alike * 100 >= felt * 95, "{alike} of {felt} felt samples alike");
+}

@@ -70,8 +70,21 @@ pub fn draw(scene: &Scene, cam: &Camera, light: &Light, blur_px: f64) -> opencv:
             outline.extend(cam.project(Point3::new(a.0 + (b.0 - a.0) * t, a.1 + (b.1 - a.1) * t, 0.0)));
         }
     }
-    fill(&mut canvas, &outline, colour(scene.mat.felt, LIGHT))?;
-    if let Some((paint, width_mm)) = scene.mat.baselines {
+    // Seen from near (a close-up) the mat's outline reaches far outside the lens's field, where
+    // the lens model folds back: the felt is then where the traced picture shows it.
+    let (fw, fh) = (w as f64, h as f64);
+    let sane = outline.len() == 4 * 64 && outline.iter().all(|p| p.x > -fw && p.x < 2.0 * fw && p.y > -fh && p.y < 2.0 * fh);
+    if sane {
+        fill(&mut canvas, &outline, colour(scene.mat.felt, LIGHT))?;
+    } else {
+        let felt: Vec<u8> = light.surfaces.iter().map(|t| if matches!(t, Surface::Felt | Surface::Paint) { 255 } else { 0 }).collect();
+        let mask = Mat::new_rows_cols_with_data(h, w, &felt)?;
+        let mut big = Mat::default();
+        imgproc::resize(&mask, &mut big, Size::new(w * s, h * s), 0.0, 0.0, imgproc::INTER_NEAREST)?;
+        let felt_colour = colour(scene.mat.felt, LIGHT);
+        canvas.set_to(&felt_colour, &big)?;
+    }
+    if let (Some((paint, width_mm)), true) = (scene.mat.baselines, sane) {
         for b in mat.baselines() {
             let (a, c) = (b.segment.a, b.segment.b);
             let along = (c - a) * (1.0 / (c - a).norm().max(1e-9));
@@ -82,7 +95,10 @@ pub fn draw(scene: &Scene, cam: &Camera, light: &Light, blur_px: f64) -> opencv:
     }
     // Drop shadows, all at once: discs offset away from the lamp by their height, blurred.
     let lamp = scene.light.position;
-    let ppm = px_per_mm(cam);
+    // The scale where the winks are (a close-up's mat centre may be far out of view).
+    let n = scene.winks.len().max(1) as f64;
+    let at = scene.winks.iter().fold(Point3::origin(), |a, w| a + w.disc.centre.coords / n);
+    let ppm = px_per_mm(cam, Point3::new(at.x, at.y, 0.0));
     let mut shade = Mat::new_rows_cols_with_default(h * s, w * s, CV_32FC1, Scalar::all(0.0))?;
     let shadow_of = |centre: Point3<f64>, radius: f64, top: f64| -> Vec<PixelPoint> {
         let away = Vector3::new(centre.x - lamp.x, centre.y - lamp.y, 0.0) * (top / (lamp.z - top).max(1.0));
@@ -245,10 +261,10 @@ fn hull(mut pts: Vec<PixelPoint>) -> Vec<PixelPoint> {
     lower
 }
 
-/// Pixels per mm on the mat near its centre.
-fn px_per_mm(cam: &Camera) -> f64 {
-    match (cam.project(Point3::new(-50.0, 0.0, 0.0)), cam.project(Point3::new(50.0, 0.0, 0.0))) {
-        (Some(a), Some(b)) => a.distance(b) / 100.0,
+/// Pixels per mm on the mat near `at`.
+fn px_per_mm(cam: &Camera, at: Point3<f64>) -> f64 {
+    match (cam.project(at - Vector3::x() * 5.0), cam.project(at + Vector3::x() * 5.0)) {
+        (Some(a), Some(b)) => a.distance(b) / 10.0,
         _ => 1.0,
     }
 }
