@@ -32,6 +32,20 @@ fn analyze(name: &str) -> Result<(Value, Value), Box<dyn std::error::Error>> {
     Ok((got, truth))
 }
 
+/// Renders a still with `winkeye synth ARGS --out DIR` and analyzes it: (the document, the
+/// truth) for the still `stem`.
+fn synth_and_analyze(args: &[&str], stem: &str) -> Result<(Value, Value), Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    let (code, err) = run(winkeye().arg("synth").args(args).arg("--out").arg(dir.path()));
+    assert_eq!(code, 0, "{err}");
+    let out = dir.path().join("p.json");
+    let (code, err) = run(winkeye().arg("analyze").arg(dir.path().join(format!("{stem}.jpg"))).arg("--json").arg(&out));
+    assert_eq!(code, 0, "{err}");
+    let got: Value = serde_json::from_str(&std::fs::read_to_string(&out)?)?;
+    let truth: Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join(format!("{stem}.json")))?)?;
+    Ok((got, truth))
+}
+
 fn px(v: &Value) -> Option<(f64, f64)> {
     Some((v.get(0)?.as_f64()?, v.get(1)?.as_f64()?))
 }
@@ -258,15 +272,7 @@ fn eval_detection_prints_the_table() -> TestResult {
 /// frame came out turned half round and both unplayed winks read as off.
 #[test]
 fn analyze_turns_the_mat_frame_to_the_winks_in_their_corner() -> TestResult {
-    let dir = tempfile::tempdir()?;
-    let (code, err) = run(winkeye().args(["synth", "--kind", "midgame", "--seed", "3009", "--resolution", "1280x720", "--out"]).arg(dir.path()));
-    assert_eq!(code, 0, "{err}");
-    let frame = dir.path().join("midgame-03009.jpg");
-    let out = dir.path().join("p.json");
-    let (code, err) = run(winkeye().arg("analyze").arg(&frame).arg("--json").arg(&out));
-    assert_eq!(code, 0, "{err}");
-    let got: Value = serde_json::from_str(&std::fs::read_to_string(&out)?)?;
-    let truth: Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("midgame-03009.json"))?)?;
+    let (got, truth) = synth_and_analyze(&["--kind", "midgame", "--seed", "3009", "--resolution", "1280x720"], "midgame-03009")?;
     let unplayed = |v: &Value| v["winks"].as_array().map_or(0, |w| w.iter().filter(|w| w["state"] == "unplayed" && w["colour"] == "yellow").count());
     assert_eq!(unplayed(&truth), 2, "the scene has two unplayed yellow winks");
     assert_eq!(unplayed(&got), 2, "{}", got["winks"]);
@@ -280,16 +286,9 @@ fn analyze_turns_the_mat_frame_to_the_winks_in_their_corner() -> TestResult {
 fn analyze_finds_every_wink_through_a_warm_desaturated_camera() -> TestResult {
     // Seed 12's camera look: white balance 15% warm (blue gain 0.81), saturation 0.74. The
     // colour model's floors used to follow the warmed table's chroma and lost two green winks.
-    let dir = tempfile::tempdir()?;
-    let (code, err) = run(winkeye().args(["synth", "--kind", "start", "--seed", "12", "--resolution", "1280x720", "--varied-look", "--out"]).arg(dir.path()));
-    assert_eq!(code, 0, "{err}");
-    let truth: Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("start-00012.json"))?)?;
+    let (got, truth) = synth_and_analyze(&["--kind", "start", "--seed", "12", "--resolution", "1280x720", "--varied-look"], "start-00012")?;
     let look = &truth["truth"]["effects"]["look"];
     assert!(look["wb_gains"][1].as_f64().unwrap_or(1.0) < 0.85 && look["saturation"].as_f64().unwrap_or(1.0) < 0.8, "{look}");
-    let out = dir.path().join("p.json");
-    let (code, err) = run(winkeye().arg("analyze").arg(dir.path().join("start-00012.jpg")).arg("--json").arg(&out));
-    assert_eq!(code, 0, "{err}");
-    let got: Value = serde_json::from_str(&std::fs::read_to_string(&out)?)?;
     let (pairs, must) = matched(&got, &truth);
     assert_eq!(must, 24);
     assert_eq!(pairs.len(), 24, "every wink found");
@@ -305,15 +304,8 @@ fn analyze_sizes_and_places_winks_drawn_by_the_flat_renderer() -> TestResult {
     // millimetre, one way for dark winks and the other for light ones; learned from the winks
     // seen whole (`detect::edge_offsets`), the sizes and footprints come right. Before, this frame
     // read a small yellow wink as large and put a footprint 2.7 mm out.
-    let dir = tempfile::tempdir()?;
-    let (code, err) = run(winkeye().args(["synth", "--kind", "midgame", "--seed", "1020", "--style", "flat", "--out"]).arg(dir.path()));
-    assert_eq!(code, 0, "{err}");
-    let truth: Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("midgame-01020.json"))?)?;
+    let (got, truth) = synth_and_analyze(&["--kind", "midgame", "--seed", "1020", "--style", "flat"], "midgame-01020")?;
     assert_eq!(truth["truth"]["style"], "flat");
-    let out = dir.path().join("p.json");
-    let (code, err) = run(winkeye().arg("analyze").arg(dir.path().join("midgame-01020.jpg")).arg("--json").arg(&out));
-    assert_eq!(code, 0, "{err}");
-    let got: Value = serde_json::from_str(&std::fs::read_to_string(&out)?)?;
     let (pairs, must) = matched(&got, &truth);
     assert_eq!(pairs.len(), must, "every wink at least nine-tenths visible found");
     let mut errors = Vec::new();

@@ -1026,17 +1026,15 @@ const MIN_OFFSET_WINKS: usize = 3;
 /// radius, a wink seen in part would have its centre moved towards its visible arc by as much.
 pub fn edge_offsets(found: &[Found], nominal: &NominalDiameters) -> [f64; 4] {
     let excess = |f: &Found| f.measured_radius_mm.map(|r| r - nominal.of(f.size) / 2.0);
-    let median = |mut v: Vec<f64>| -> Option<f64> {
-        v.sort_by(f64::total_cmp);
-        (!v.is_empty()).then(|| v[v.len() / 2])
+    // The median of enough excesses.
+    let learned = |mut v: Vec<f64>| -> Option<f64> {
+        (v.len() >= MIN_OFFSET_WINKS).then(|| {
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        })
     };
-    let all: Vec<f64> = found.iter().filter_map(excess).collect();
-    let overall = if all.len() >= MIN_OFFSET_WINKS { median(all).unwrap_or(0.0) } else { 0.0 };
-    Colour::ALL.map(|c| {
-        let own: Vec<f64> = found.iter().filter(|f| f.colour == c).filter_map(excess).collect();
-        let o = if own.len() >= MIN_OFFSET_WINKS { median(own).unwrap_or(overall) } else { overall };
-        o.clamp(-MAX_EDGE_OFFSET_MM, MAX_EDGE_OFFSET_MM)
-    })
+    let overall = learned(found.iter().filter_map(excess).collect()).unwrap_or(0.0);
+    Colour::ALL.map(|c| learned(found.iter().filter(|f| f.colour == c).filter_map(excess).collect()).unwrap_or(overall).clamp(-MAX_EDGE_OFFSET_MM, MAX_EDGE_OFFSET_MM))
 }
 
 /// Hypotheses that converged on the same wink: keep the better fit.
