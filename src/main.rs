@@ -355,6 +355,13 @@ fn one_line(e: &anyhow::Error) -> String {
 }
 
 fn main() -> ExitCode {
+    // Output piped into a reader that stops early (`winkeye rulesets | head -1`) ends the program
+    // quietly, as for any Unix tool, rather than as a panic on the failed write.
+    #[cfg(unix)]
+    // SAFETY: restoring the default action of one signal, before any other thread exists.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,

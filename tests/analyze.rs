@@ -320,3 +320,34 @@ fn analyze_sizes_and_places_winks_drawn_by_the_flat_renderer() -> TestResult {
     assert!(median < 0.6 && worst < 1.5, "footprint errors: median {median:.2}, worst {worst:.2} mm");
     Ok(())
 }
+
+/// A frame drawn by another renderer (samples/other-renderer: a PIL rasteriser written to check
+/// this one, with its own camera, felt and winks): every wink on the mat found, of its colour and
+/// size. Its small green winks on dark green felt are only 11–13 CIE a*b* units from the felt at
+/// their middles; the colour model took too few of their pixels for a region (the unplayed
+/// green t12 was missed) before faint winks were looked for (`ColourModel::faint`).
+#[test]
+fn analyze_finds_faint_green_winks_on_green_felt_from_another_renderer() -> TestResult {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/other-renderer");
+    let out = tempfile::tempdir()?;
+    let json = out.path().join("p.json");
+    let (code, err) = run(winkeye().arg("analyze").arg(dir.join("alt-0022.jpg")).arg("--json").arg(&json));
+    assert_eq!(code, 0, "{err}");
+    let got: Value = serde_json::from_str(&std::fs::read_to_string(&json)?)?;
+    let truth: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("alt-0022.truth.json"))?)?;
+    let ppm = truth["ppm"].as_f64().ok_or("ppm")?;
+    let found = got["winks"].as_array().ok_or("winks")?;
+    let mut wrong = Vec::new();
+    for t in truth["winks"].as_array().ok_or("truth winks")?.iter().filter(|t| t["state"] != "potted") {
+        let tp = px(&t["centre_px"]).ok_or("truth centre")?;
+        let radius_px = if t["size"] == "large" { 11.0 } else { 8.0 } * ppm;
+        let hit = found.iter().any(|g| {
+            g["colour"] == t["colour"] && g["size"] == t["size"] && px(&g["centre_px"]).is_some_and(|p| ((p.0 - tp.0).powi(2) + (p.1 - tp.1).powi(2)).sqrt() < 0.5 * radius_px)
+        });
+        if !hit {
+            wrong.push(format!("{} ({} {})", t["id"], t["colour"], t["size"]));
+        }
+    }
+    assert!(wrong.is_empty(), "not found as drawn: {wrong:?}");
+    Ok(())
+}

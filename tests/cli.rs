@@ -92,6 +92,25 @@ fn rulesets_lists_five() {
     assert_eq!(names, vec!["etwa-2012", "etwa-simplified", "natwa-1990", "etwa-original", "fr-1960"]);
 }
 
+/// A reader that stops early (`winkeye rulesets | head -0`): the program ends on the signal, as
+/// Unix tools do, not with a panic (exit 101) on the failed write.
+#[cfg(unix)]
+#[test]
+fn a_closed_pipe_is_not_a_panic() {
+    use std::os::unix::process::ExitStatusExt;
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("winkeye"))
+        .arg("rulesets")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("runs");
+    // Closed before the program has started writing.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("ends");
+    let how = (out.status.code(), out.status.signal());
+    assert!(how == (None, Some(libc::SIGPIPE)) || how == (Some(0), None), "{how:?}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
 #[test]
 fn usage_errors_exit_2() {
     assert_eq!(stderr_of(&mut winkeye()).0, 2);

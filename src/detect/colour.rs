@@ -55,6 +55,9 @@ const MIN_SATURATION_PIXELS: usize = 8;
 const SATURATION_RANGE: (f64, f64) = (0.6, 1.3);
 /// Least a*b* distance between a wink pixel and the felt or the table.
 const MIN_AB_DISTANCE: f64 = 12.0;
+/// ... for a faint wink's pixels: a wink no other pixel of its colour stands for
+/// ([`ColourModel::faint`]).
+const MIN_AB_DISTANCE_FAINT: f64 = 10.0;
 /// … and at least this many times the felt's own spread in a*b* (its texture and the noise).
 const AB_SPREADS: f64 = 4.0;
 
@@ -113,6 +116,8 @@ pub struct ColourModel {
     pub chroma_p90: [Option<f64>; 4],
     /// Least a*b* distance of a wink pixel from the felt and the table in this frame.
     pub min_ab_distance: f64,
+    /// The felt's spread in a*b* (a robust sd), when measured.
+    pub felt_spread: f64,
     /// How far each colour's outline, as its edges are found in this frame, lies outside the
     /// wink's rim, in mm (in the order of `Colour::ALL`; see `detect::edge_offsets`).
     pub edge_offset_mm: [f64; 4],
@@ -121,14 +126,24 @@ pub struct ColourModel {
 impl ColourModel {
     /// A model with typical hues for a frame whose felt (and table) colours are known.
     pub fn new(felt: Lab, table: Option<Lab>) -> ColourModel {
-        ColourModel { felt, table, hues: TYPICAL_HUE_DEG, saturation: 1.0, chroma_p90: [None; 4], min_ab_distance: MIN_AB_DISTANCE, edge_offset_mm: [0.0; 4] }
+        ColourModel { felt, table, hues: TYPICAL_HUE_DEG, saturation: 1.0, chroma_p90: [None; 4], min_ab_distance: MIN_AB_DISTANCE, felt_spread: 0.0, edge_offset_mm: [0.0; 4] }
     }
 
     /// Sets the felt's spread in a*b* (a robust standard deviation of its pixels' distance from
     /// its median colour): wink pixels must lie well outside it.
     pub fn with_felt_spread(mut self, spread: f64) -> ColourModel {
+        self.felt_spread = spread;
         self.min_ab_distance = MIN_AB_DISTANCE.max(AB_SPREADS * spread);
         self
+    }
+
+    /// The model for faint winks: pixels nearer the felt or the table in a*b* than a wink pixel
+    /// must be ([`MIN_AB_DISTANCE_FAINT`] rather than [`MIN_AB_DISTANCE`], still outside the
+    /// felt's spread). A green wink on dark green felt can differ from it by 11–13 units at its
+    /// middle and is lost at 12; at 10 everywhere, the blurred rims of winks of one colour
+    /// touching or squopping on a felt of their hue join them into one region, read as one wink.
+    pub fn faint(&self) -> ColourModel {
+        ColourModel { min_ab_distance: MIN_AB_DISTANCE_FAINT.max(AB_SPREADS * self.felt_spread), ..self.clone() }
     }
 
     /// Least chroma of a wink pixel of this hue: [`MIN_CHROMA`] at the hues of skin and wood,
@@ -253,6 +268,21 @@ mod tests {
         assert_eq!(m.classify(lab(61.6, 20.7, 28.2)), None, "skin");
         assert_eq!(m.classify(lab(46.0, -27.1, 19.6)), None, "the felt itself");
         assert_eq!(m.classify(lab(95.0, 0.0, 2.0)), None, "glare");
+    }
+
+    #[test]
+    fn a_green_wink_barely_more_saturated_than_green_felt_is_green_to_the_faint_model() {
+        // Dark green felt and the middle of a small green wink on it, as another renderer drew
+        // them (sampled from its JPEG): 11 a*b* units apart, 12 chroma units more saturated.
+        let m = ColourModel::new(lab(39.2, -32.0, 20.0), Some(lab(71.0, 2.0, 19.0))).with_felt_spread(0.85);
+        assert_eq!(m.classify(lab(41.2, -41.0, 27.0)), None, "not by the strict model");
+        let faint = m.faint();
+        assert_eq!(faint.classify(lab(41.2, -41.0, 27.0)), Some(Colour::Green));
+        assert_eq!(faint.classify(lab(39.0, -34.0, 22.0)), None, "felt a little off its median");
+        assert_eq!(faint.classify(lab(33.0, -25.0, 15.0)), None, "the felt in shade");
+        // A noisy felt's own spread still rules.
+        let noisy = ColourModel::new(lab(39.2, -32.0, 20.0), None).with_felt_spread(3.5).faint();
+        assert_eq!(noisy.classify(lab(41.2, -41.0, 27.0)), None);
     }
 
     #[test]

@@ -374,8 +374,12 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
         let (a, b, c, d) = (a.max(0), b.max(0), c.min(lw - 1), d.min(lh - 1));
         (a <= c && b <= d).then(|| Rect::new(a, b, c - a + 1, d - b + 1))
     });
-    let lut = ClassLut::new(&model, &lab8);
-    let mut masks = label_masks(&region, &lut, pot_bbox);
+    // Faint winks (a green wink on dark green felt) are looked for too, where the model sees too
+    // little of a colour for a region (`ColourModel::faint`); the pot's surroundings are left to
+    // the model.
+    let faint_model = model.faint();
+    let lut = ClassLut::new(&model, (faint_model.min_ab_distance < model.min_ab_distance).then_some(&faint_model), &lab8);
+    let (mut masks, faint_masks) = label_masks(&region, &lut, pot_bbox);
     let mut potted = Vec::new();
     if let Some(pb) = pot_bbox {
         potted = vec![vec![0u8; (pb.width * pb.height) as usize]; 4];
@@ -398,7 +402,9 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
     // Circle hypotheses from each colour's regions (the colours in parallel), measured at full
     // resolution.
     let s = scale as f64;
-    let colour_hypotheses = |k: usize| -> opencv::Result<Vec<(Colour, PixelPoint, f64)>> {
+    // `strict`: the regions are the faint model's, and only those in which the strict model saw
+    // too little of the colour for a region of its own count.
+    let colour_hypotheses = |k: usize, masks: &Masks, strict: Option<&Masks>| -> opencv::Result<Vec<(Colour, PixelPoint, f64)>> {
         let mut out = Vec::new();
         let Some(bb) = masks.bbox[k] else { return Ok(out) };
         let mask = Mat::new_rows_cols_with_data(lh, lw, masks.bufs[k].as_slice())?;
@@ -416,13 +422,23 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
             if area < MIN_REGION_SHARE * labelled_area(r_small, s) || area > MAX_REGION_LARGE_WINKS * large_area {
                 continue;
             }
+            if let Some(strict) = strict {
+                let seen = (bb.y..bb.y + bb.height).map(|j| (bb.x..bb.x + bb.width).filter(|&i| strict.bufs[k][(j * lw + i) as usize] != 0).count()).sum::<usize>();
+                if seen as f64 >= MIN_REGION_SHARE * labelled_area(r_small, s) {
+                    continue;
+                }
+            }
             for hyp in hypotheses(&contour, bb, s, (r_small, nominal.large_mm / 2.0 * ppm / s))? {
                 out.push((Colour::ALL[k], labels.to_frame(hyp.0, hyp.1), hyp.2 * s));
             }
         }
         Ok(out)
     };
-    let todo: Vec<(Colour, PixelPoint, f64)> = (0..4).into_par_iter().map(colour_hypotheses).collect::<opencv::Result<Vec<_>>>()?.concat();
+    let mut todo: Vec<(Colour, PixelPoint, f64)> = (0..4).into_par_iter().map(|k| colour_hypotheses(k, &masks, None)).collect::<opencv::Result<Vec<_>>>()?.concat();
+    if let Some(faint) = &faint_masks {
+        let extra = (0..4).into_par_iter().map(|k| colour_hypotheses(k, faint, Some(&masks))).collect::<opencv::Result<Vec<_>>>()?.concat();
+        todo.extend(extra);
+    }
     // Each hypothesis measured on its own: in parallel.
     let mut found: Vec<Found> = todo.par_iter().filter_map(|&(colour, c_px, r_px)| measure(&view, cal, &model, colour, c_px, r_px, &nominal, &Hint::default())).collect();
     dedupe(&mut found);
@@ -566,6 +582,8 @@ impl Region<'_> {
 /// colours are met were slower: a frame's colours fill a few thousand of them.)
 struct ClassLut<'m> {
     model: &'m ColourModel,
+    /// The faint winks' model, when asked about too (`ColourModel::faint`).
+    faint: Option<&'m ColourModel>,
     lab8: &'m sample::Lab8,
     by_ab: Vec<AtomicU8>,
     /// BGR value (high 24 bits) and its answer (low 8 bits); `EMPTY` where none.
@@ -574,36 +592,55 @@ struct ClassLut<'m> {
 
 impl<'m> ClassLut<'m> {
     const UNKNOWN: u8 = 255;
-    const NONE: u8 = 254;
+    /// An answer is the model's colour index (4: none) times 5 plus the faint model's.
+    const NONE: usize = 4;
     const EMPTY: u32 = u32::MAX;
 
-    fn new(model: &'m ColourModel, lab8: &'m sample::Lab8) -> Self {
+    fn new(model: &'m ColourModel, faint: Option<&'m ColourModel>, lab8: &'m sample::Lab8) -> Self {
         ClassLut {
             model,
+            faint,
             lab8,
             by_ab: (0..256 * 256).map(|_| AtomicU8::new(Self::UNKNOWN)).collect(),
             by_bgr: (0..1 << 16).map(|_| AtomicU32::new(Self::EMPTY)).collect(),
         }
     }
 
+    /// The answer for a pixel of neither colour by either model.
+    const NOTHING: u8 = (Self::NONE * 5 + Self::NONE) as u8;
+
+    /// The model's colour index of a pixel.
+    #[inline]
+    fn class(&self, bgr: [u8; 3]) -> Option<usize> {
+        Self::decode(self.code(bgr)).0
+    }
+
+    /// The model's and the faint model's colour indices in an answer.
+    #[inline]
+    fn decode(code: u8) -> (Option<usize>, Option<usize>) {
+        let (strict, faint) = (code as usize / 5, code as usize % 5);
+        ((strict != Self::NONE).then_some(strict), (faint != Self::NONE).then_some(faint))
+    }
+
+    /// The answer for a pixel ([`ClassLut::decode`]).
+    ///
     /// Shared by the bands labelled in parallel, so each colour is converted about once a frame,
     /// not once a band. Entries are whole words holding their own key, so a race between two
     /// bands filling one slot only costs a conversion again (relaxed loads and stores are plain
     /// moves here).
     #[inline]
-    fn class(&self, bgr: [u8; 3]) -> Option<usize> {
+    fn code(&self, bgr: [u8; 3]) -> u8 {
         let key = (bgr[0] as u32) << 16 | (bgr[1] as u32) << 8 | bgr[2] as u32;
         // Fibonacci hashing: the top 16 bits of the key times 2³²/φ.
         let slot = (key.wrapping_mul(0x9E37_79B1) >> 16) as usize;
         let e = self.by_bgr[slot].load(Ordering::Relaxed);
-        let code = if e >> 8 == key && e != Self::EMPTY {
+        if e >> 8 == key && e != Self::EMPTY {
             (e & 0xFF) as u8
         } else {
             let code = self.by_lab(bgr);
             self.by_bgr[slot].store(key << 8 | code as u32, Ordering::Relaxed);
             code
-        };
-        (code != Self::NONE).then_some(code as usize)
+        }
     }
 
     fn by_lab(&self, bgr: [u8; 3]) -> u8 {
@@ -614,7 +651,18 @@ impl<'m> ClassLut<'m> {
             return known;
         }
         let c = Lab { l: 50.0, a: lab[1] as f64 - 128.0, b: lab[2] as f64 - 128.0 };
-        let code = self.model.classify(c).map_or(Self::NONE, |c| colour_index(c) as u8);
+        let index = |m: &ColourModel| m.classify(c).map_or(Self::NONE, colour_index);
+        let strict = index(self.model);
+        // The faint model differs only nearer the felt or the table than the model allows, and no
+        // nearer than it allows itself.
+        let near = |m: &ColourModel| c.ab_distance(m.felt) < m.min_ab_distance || m.table.is_some_and(|t| c.ab_distance(t) < m.min_ab_distance);
+        let faint = match self.faint {
+            Some(f) if strict == Self::NONE && near(self.model) && !near(f) => index(f),
+            Some(_) if strict == Self::NONE => Self::NONE,
+            Some(_) => strict,
+            None => Self::NONE,
+        };
+        let code = (strict * 5 + faint) as u8;
         self.by_ab[ab].store(code, Ordering::Relaxed);
         code
     }
@@ -642,7 +690,7 @@ fn grow(bbox: &mut Option<Rect>, r: Rect) {
 
 /// Labels every pixel of `region` outside `skip` with its wink colour, in parallel bands of rows
 /// that share `lut`.
-fn label_masks(region: &Region<'_>, lut: &ClassLut<'_>, skip: Option<Rect>) -> Masks {
+fn label_masks(region: &Region<'_>, lut: &ClassLut<'_>, skip: Option<Rect>) -> (Masks, Option<Masks>) {
     let (w, h) = (region.width as usize, region.height as usize);
     // Each zeroed by the allocator (not cloned): pages stay untouched until a wink pixel is met.
     let mut bufs: Vec<Vec<u8>> = (0..4).map(|_| vec![0u8; w * h]).collect();
@@ -653,35 +701,59 @@ fn label_masks(region: &Region<'_>, lut: &ClassLut<'_>, skip: Option<Rect>) -> M
             band.push(chunk);
         }
     }
-    let boxes: Vec<[Option<Rect>; 4]> = bands
+    // Each band's boxes, and the pixels only the faint model gives a colour (few: listed, not
+    // masked, so that frames without any pay nothing for them).
+    let labelled: Vec<_> = bands
         .into_par_iter()
         .enumerate()
         .map(|(b, mut band)| {
             let mut bbox: [Option<Rect>; 4] = [None; 4];
+            let mut faint_only = Vec::new();
             let j0 = b * rows;
             for dj in 0..band[0].len() / w.max(1) {
                 let j = (j0 + dj) as i32;
                 for (i, p) in region.row(j0 + dj).chunks_exact(3).enumerate() {
-                    let Some(k) = lut.class([p[0], p[1], p[2]]) else { continue };
-                    if skip.is_some_and(|s| s.contains(Point::new(i as i32, j))) {
+                    let code = lut.code([p[0], p[1], p[2]]);
+                    if code == ClassLut::NOTHING || skip.is_some_and(|s| s.contains(Point::new(i as i32, j))) {
                         continue;
                     }
-                    band[k][dj * w + i] = 255;
-                    grow(&mut bbox[k], Rect::new(i as i32, j, 1, 1));
+                    match ClassLut::decode(code) {
+                        (Some(k), _) => {
+                            band[k][dj * w + i] = 255;
+                            grow(&mut bbox[k], Rect::new(i as i32, j, 1, 1));
+                        }
+                        (None, Some(k)) => faint_only.push((k, (j0 + dj) * w + i)),
+                        (None, None) => {}
+                    }
                 }
             }
-            bbox
+            (bbox, faint_only)
         })
         .collect();
     let mut bbox: [Option<Rect>; 4] = [None; 4];
-    for bx in &boxes {
+    for (bx, _) in &labelled {
         for (k, b) in bx.iter().enumerate() {
             if let Some(b) = b {
                 grow(&mut bbox[k], *b);
             }
         }
     }
-    Masks { width: region.width, bufs, bbox }
+    let masks = Masks { width: region.width, bufs, bbox };
+    // The faint model's masks, for the colours it adds pixels to: those pixels and the model's.
+    let added: Vec<&(usize, usize)> = labelled.iter().flat_map(|(_, f)| f).collect();
+    if added.is_empty() {
+        return (masks, None);
+    }
+    let mut faint = Masks { width: region.width, bufs: vec![Vec::new(); 4], bbox: [None; 4] };
+    for &&(k, at) in &added {
+        if faint.bufs[k].is_empty() {
+            faint.bufs[k] = masks.bufs[k].clone();
+            faint.bbox[k] = masks.bbox[k];
+        }
+        faint.bufs[k][at] = 255;
+        grow(&mut faint.bbox[k], Rect::new((at % w) as i32, (at / w) as i32, 1, 1));
+    }
+    (masks, Some(faint))
 }
 
 /// The outer contours of a binary image that is the part `at` of a larger one, in the larger
@@ -1122,7 +1194,7 @@ mod tests {
         // slots two colours contend for), against the model asked directly.
         let model = ColourModel::new(Lab { l: 46.0, a: -27.1, b: 19.6 }, None);
         let lab8 = sample::Lab8::new();
-        let lut = ClassLut::new(&model, &lab8);
+        let lut = ClassLut::new(&model, None, &lab8);
         let colours: Vec<[u8; 3]> = (0..16u8).flat_map(|b| (0..16u8).flat_map(move |g| (0..16u8).map(move |r| [b * 17, g * 17, r * 17]))).collect();
         let wrong: Vec<[u8; 3]> = (0..4)
             .into_par_iter()
