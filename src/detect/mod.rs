@@ -592,7 +592,8 @@ struct ClassLut<'m> {
 
 impl<'m> ClassLut<'m> {
     const UNKNOWN: u8 = 255;
-    /// An answer is the model's colour index (4: none) times 5 plus the faint model's.
+    /// An answer is the model's colour index (4: none) times 5 plus the faint model's where the
+    /// model's is none (else 4).
     const NONE: usize = 4;
     const EMPTY: u32 = u32::MAX;
 
@@ -615,7 +616,7 @@ impl<'m> ClassLut<'m> {
         Self::decode(self.code(bgr)).0
     }
 
-    /// The model's and the faint model's colour indices in an answer.
+    /// The model's colour index in an answer, and the faint model's where the model has none.
     #[inline]
     fn decode(code: u8) -> (Option<usize>, Option<usize>) {
         let (strict, faint) = (code as usize / 5, code as usize % 5);
@@ -654,13 +655,11 @@ impl<'m> ClassLut<'m> {
         let index = |m: &ColourModel| m.classify(c).map_or(Self::NONE, colour_index);
         let strict = index(self.model);
         // The faint model differs only nearer the felt or the table than the model allows, and no
-        // nearer than it allows itself.
+        // nearer than it allows itself: elsewhere it is not asked.
         let near = |m: &ColourModel| c.ab_distance(m.felt) < m.min_ab_distance || m.table.is_some_and(|t| c.ab_distance(t) < m.min_ab_distance);
         let faint = match self.faint {
             Some(f) if strict == Self::NONE && near(self.model) && !near(f) => index(f),
-            Some(_) if strict == Self::NONE => Self::NONE,
-            Some(_) => strict,
-            None => Self::NONE,
+            _ => Self::NONE,
         };
         let code = (strict * 5 + faint) as u8;
         self.by_ab[ab].store(code, Ordering::Relaxed);
@@ -740,12 +739,9 @@ fn label_masks(region: &Region<'_>, lut: &ClassLut<'_>, skip: Option<Rect>) -> (
     }
     let masks = Masks { width: region.width, bufs, bbox };
     // The faint model's masks, for the colours it adds pixels to: those pixels and the model's.
-    let added: Vec<&(usize, usize)> = labelled.iter().flat_map(|(_, f)| f).collect();
-    if added.is_empty() {
-        return (masks, None);
-    }
-    let mut faint = Masks { width: region.width, bufs: vec![Vec::new(); 4], bbox: [None; 4] };
-    for &&(k, at) in &added {
+    let mut faint: Option<Masks> = None;
+    for &(k, at) in labelled.iter().flat_map(|(_, f)| f) {
+        let faint = faint.get_or_insert_with(|| Masks { width: region.width, bufs: vec![Vec::new(); 4], bbox: [None; 4] });
         if faint.bufs[k].is_empty() {
             faint.bufs[k] = masks.bufs[k].clone();
             faint.bbox[k] = masks.bbox[k];
@@ -753,7 +749,7 @@ fn label_masks(region: &Region<'_>, lut: &ClassLut<'_>, skip: Option<Rect>) -> (
         faint.bufs[k][at] = 255;
         grow(&mut faint.bbox[k], Rect::new((at % w) as i32, (at / w) as i32, 1, 1));
     }
-    (masks, Some(faint))
+    (masks, faint)
 }
 
 /// The outer contours of a binary image that is the part `at` of a larger one, in the larger
