@@ -24,6 +24,10 @@ const LUMA: [f32; 3] = [0.2126, 0.7152, 0.0722];
 const PERP_SHARE: f32 = 0.3;
 /// Use brightness alone when it carries at least this share of the colour difference.
 const LUMA_SHARE: f32 = 0.3;
+/// [`EdgeMeasure::Brightness`] reads a wink's rim on brightness when the wink is brighter than
+/// what lies beyond it by at least this share of their colour difference (linear light; a yellow
+/// wink on grey, green or blue felt: ~0.5).
+const BRIGHT_WINK_LUMA_SHARE: f32 = 0.45;
 /// Step between samples along a ray, in pixels.
 const RAY_STEP_PX: f64 = 0.5;
 /// Largest spread (RMS) of the samples beyond the rim, as a share of the wink's contrast with
@@ -75,6 +79,15 @@ pub enum EdgeMeasure {
     /// so neither the wink's dark rounded rim nor its shadow on the felt moves the crossing.
     /// Else as `Orthogonal`.
     Chroma,
+    /// Brightness, for a wink brighter than what lies beyond by [`BRIGHT_WINK_LUMA_SHARE`] of the
+    /// difference; else as `Orthogonal`. A JPEG, like most video, stores colour at half the
+    /// resolution of brightness, blurred in its gamma-encoded values; read in linear light that
+    /// blur leaves a halo of a yellow wink's colour a pixel or two wide, on which the orthogonal
+    /// measure put a small wink's rim 1–2 px out on some rays and not others. Brightness is
+    /// stored at full resolution, but a lamp's highlight and shaded rim move it (1.7 mm on a
+    /// yellow wink drawn in the flat style), so it is asked only when the orthogonal edges
+    /// scatter (`detect::measure`).
+    Brightness,
 }
 
 /// Least chromaticity difference (Euclidean, in r/g/b shares) for [`EdgeMeasure::Chroma`].
@@ -106,6 +119,8 @@ impl Crossing {
         if d2.sqrt() < MIN_CONTRAST {
             return None;
         }
+        let luma = |v: &[f32; 3]| LUMA[0] * v[0] + LUMA[1] * v[1] + LUMA[2] * v[2];
+        let dy = luma(&inside) - luma(&beyond);
         // A wink's rounded rim and any shading darken its colour without changing it, so the
         // silhouette is where the colour changes, not the brightness: project onto the part of
         // the difference orthogonal to the inside colour (any shade of the inside colour then
@@ -114,14 +129,17 @@ impl Crossing {
         let along = if n2 > 1e-9 { (d[0] * inside[0] + d[1] * inside[1] + d[2] * inside[2]) / n2 } else { 0.0 };
         let perp = [d[0] - along * inside[0], d[1] - along * inside[1], d[2] - along * inside[2]];
         let perp_dot_d = perp[0] * d[0] + perp[1] * d[1] + perp[2] * d[2];
-        let u: [f32; 3] = if perp_dot_d.sqrt() >= PERP_SHARE * d2.sqrt() {
+        let u: [f32; 3] = if measure == EdgeMeasure::Brightness && dy >= BRIGHT_WINK_LUMA_SHARE * d2.sqrt() {
+            // Asked for, a wink much brighter than what lies beyond: its brightness.
+            LUMA.map(|w| w / dy)
+        } else if perp_dot_d.sqrt() >= PERP_SHARE * d2.sqrt() {
             perp.map(|c| c / perp_dot_d)
-        } else {
+        } else if dy.abs() >= LUMA_SHARE * d2.sqrt() {
             // Wink and background nearly the same hue: brightness where it carries the
             // difference, else the whole colour.
-            let luma = |v: &[f32; 3]| LUMA[0] * v[0] + LUMA[1] * v[1] + LUMA[2] * v[2];
-            let dy = luma(&inside) - luma(&beyond);
-            if dy.abs() >= LUMA_SHARE * d2.sqrt() { LUMA.map(|w| w / dy) } else { d.map(|c| c / d2) }
+            LUMA.map(|w| w / dy)
+        } else {
+            d.map(|c| c / d2)
         };
         let (ci, cb) = (chroma(&inside), chroma(&beyond));
         let dc = [ci[0] - cb[0], ci[1] - cb[1], ci[2] - cb[2]];
@@ -540,5 +558,58 @@ mod tests {
             let mean = r.iter().sum::<f64>() / r.len() as f64;
             assert!((mean - rim).abs() < 0.5, "gap {gap}: rim at {mean:.2} px on average, {rim:.2} against clear felt");
         }
+    }
+}
+
+#[cfg(test)]
+mod jpeg_tests {
+    use super::*;
+    use opencv::core::{Mat, Point, Scalar, Vector, CV_8UC3};
+    use opencv::imgcodecs;
+    use opencv::imgproc;
+
+    /// A yellow wink of radius 5 px centred at (32, 32) on grey felt, blurred as a lens does,
+    /// then stored as a JPEG keeps it (colour at half resolution, 4:2:0) or losslessly.
+    fn yellow_on_grey(jpeg: bool) -> Mat {
+        let k = 8;
+        let mut big = Mat::new_rows_cols_with_default(64 * k, 64 * k, CV_8UC3, Scalar::new(145.0, 137.0, 140.0, 0.0)).expect("image");
+        imgproc::circle(&mut big, Point::new(32 * k + k / 2, 32 * k + k / 2), 5 * k, Scalar::new(11.0, 217.0, 255.0, 0.0), -1, imgproc::LINE_AA, 0).expect("wink");
+        let mut blurred = Mat::default();
+        imgproc::gaussian_blur(&big, &mut blurred, opencv::core::Size::new(0, 0), 0.8 * k as f64, 0.0, opencv::core::BORDER_REPLICATE).expect("blur");
+        let mut small = Mat::default();
+        imgproc::resize(&blurred, &mut small, opencv::core::Size::new(64, 64), 0.0, 0.0, imgproc::INTER_AREA).expect("shrink");
+        if !jpeg {
+            return small;
+        }
+        let mut bytes: Vector<u8> = Vector::new();
+        // libjpeg keeps colour at half resolution (4:2:0) by default.
+        let params = Vector::from_slice(&[imgcodecs::IMWRITE_JPEG_QUALITY, 90]);
+        imgcodecs::imencode(".jpg", &small, &mut bytes, &params).expect("encode");
+        imgcodecs::imdecode(&bytes, imgcodecs::IMREAD_COLOR).expect("decode")
+    }
+
+    #[test]
+    fn a_bright_winks_rim_is_read_on_brightness_where_a_jpeg_keeps_it_sharp() {
+        let felt = {
+            let patch = Mat::new_rows_cols_with_default(4, 4, CV_8UC3, Scalar::new(145.0, 137.0, 140.0, 0.0)).expect("patch");
+            linear_to_lab(LinearView::new(&patch).expect("view").linear(1.0, 1.0).expect("inside"))
+        };
+        let model = ColourModel::new(felt, None);
+        let c = PixelPoint::new(32.0, 32.0);
+        // Mean and standard deviation of the edges' distances from the centre.
+        let radii = |img: &Mat, m: EdgeMeasure| -> (f64, f64) {
+            let view = LinearView::new(img).expect("view");
+            let r: Vec<f64> = ray_edges_with(&view, &model, Colour::Yellow, c, 5.0, 72, m).iter().map(|e| e.px.distance(c)).collect();
+            assert!(r.len() >= 60, "{m:?}: {} edges", r.len());
+            let mean = r.iter().sum::<f64>() / r.len() as f64;
+            (mean, (r.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / r.len() as f64).sqrt())
+        };
+        let (lossless, _) = radii(&yellow_on_grey(false), EdgeMeasure::Brightness);
+        assert!((lossless - 5.0).abs() < 0.5, "lossless: rim at {lossless:.2} px");
+        let (bright, bright_sd) = radii(&yellow_on_grey(true), EdgeMeasure::Brightness);
+        assert!((bright - lossless).abs() < 0.3 && bright_sd < 0.2, "JPEG, brightness: rim at {bright:.2} ± {bright_sd:.2} px, {lossless:.2} px lossless");
+        // The colour measure reads the JPEG's colour halo as the wink: out, and scattered.
+        let (colour, colour_sd) = radii(&yellow_on_grey(true), EdgeMeasure::Orthogonal);
+        assert!(colour > bright + 0.5 && colour_sd > 2.0 * bright_sd, "JPEG, colour: rim at {colour:.2} ± {colour_sd:.2} px, brightness {bright:.2} ± {bright_sd:.2}");
     }
 }
