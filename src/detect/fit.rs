@@ -534,10 +534,7 @@ mod tests {
         // A yellow wink on green felt a pixel from the pale table: blurred, the strip never levels
         // off, but its colour is the felt's, no mix of the wink's and the table's.
         let (felt_bgr, yellow) = (Scalar::new(60.0, 120.0, 45.0, 0.0), Scalar::new(40.0, 200.0, 235.0, 0.0));
-        let felt = {
-            let patch = Mat::new_rows_cols_with_default(4, 4, CV_8UC3, felt_bgr).expect("patch");
-            linear_to_lab(LinearView::new(&patch).expect("view").linear(1.0, 1.0).expect("inside"))
-        };
+        let felt = lab_of(felt_bgr);
         let model = ColourModel::new(felt, None);
         let c = PixelPoint::new(31.5, 31.5);
         let towards = |gap: i32| -> Vec<f64> {
@@ -559,20 +556,21 @@ mod tests {
             assert!((mean - rim).abs() < 0.5, "gap {gap}: rim at {mean:.2} px on average, {rim:.2} against clear felt");
         }
     }
-}
 
-#[cfg(test)]
-mod jpeg_tests {
-    use super::*;
-    use opencv::core::{Mat, Point, Scalar, Vector, CV_8UC3};
-    use opencv::imgcodecs;
-    use opencv::imgproc;
+    /// Lab of a flat patch of BGR `bgr`, as the frame's pixels read.
+    fn lab_of(bgr: Scalar) -> Lab {
+        let patch = Mat::new_rows_cols_with_default(4, 4, CV_8UC3, bgr).expect("patch");
+        linear_to_lab(LinearView::new(&patch).expect("view").linear(1.0, 1.0).expect("inside"))
+    }
+
+    /// Grey felt, BGR.
+    const GREY_FELT: Scalar = Scalar::new(145.0, 137.0, 140.0, 0.0);
 
     /// A yellow wink of radius 5 px centred at (32, 32) on grey felt, blurred as a lens does,
     /// then stored as a JPEG keeps it (colour at half resolution, 4:2:0) or losslessly.
     fn yellow_on_grey(jpeg: bool) -> Mat {
         let k = 8;
-        let mut big = Mat::new_rows_cols_with_default(64 * k, 64 * k, CV_8UC3, Scalar::new(145.0, 137.0, 140.0, 0.0)).expect("image");
+        let mut big = Mat::new_rows_cols_with_default(64 * k, 64 * k, CV_8UC3, GREY_FELT).expect("image");
         imgproc::circle(&mut big, Point::new(32 * k + k / 2, 32 * k + k / 2), 5 * k, Scalar::new(11.0, 217.0, 255.0, 0.0), -1, imgproc::LINE_AA, 0).expect("wink");
         let mut blurred = Mat::default();
         imgproc::gaussian_blur(&big, &mut blurred, opencv::core::Size::new(0, 0), 0.8 * k as f64, 0.0, opencv::core::BORDER_REPLICATE).expect("blur");
@@ -581,19 +579,16 @@ mod jpeg_tests {
         if !jpeg {
             return small;
         }
-        let mut bytes: Vector<u8> = Vector::new();
+        let mut bytes = opencv::core::Vector::<u8>::new();
         // libjpeg keeps colour at half resolution (4:2:0) by default.
-        let params = Vector::from_slice(&[imgcodecs::IMWRITE_JPEG_QUALITY, 90]);
-        imgcodecs::imencode(".jpg", &small, &mut bytes, &params).expect("encode");
-        imgcodecs::imdecode(&bytes, imgcodecs::IMREAD_COLOR).expect("decode")
+        let params = opencv::core::Vector::from_slice(&[opencv::imgcodecs::IMWRITE_JPEG_QUALITY, 90]);
+        opencv::imgcodecs::imencode(".jpg", &small, &mut bytes, &params).expect("encode");
+        opencv::imgcodecs::imdecode(&bytes, opencv::imgcodecs::IMREAD_COLOR).expect("decode")
     }
 
     #[test]
     fn a_bright_winks_rim_is_read_on_brightness_where_a_jpeg_keeps_it_sharp() {
-        let felt = {
-            let patch = Mat::new_rows_cols_with_default(4, 4, CV_8UC3, Scalar::new(145.0, 137.0, 140.0, 0.0)).expect("patch");
-            linear_to_lab(LinearView::new(&patch).expect("view").linear(1.0, 1.0).expect("inside"))
-        };
+        let felt = lab_of(GREY_FELT);
         let model = ColourModel::new(felt, None);
         let c = PixelPoint::new(32.0, 32.0);
         // Mean and standard deviation of the edges' distances from the centre.
