@@ -226,7 +226,7 @@ pub fn calibrate_frame(bgr: &Mat, opts: &CalibrateOptions) -> Result<Calibration
         Lens::Division { centre, .. } => PixelPoint::new(centre[0], centre[1]),
         _ => PixelPoint::new(w as f64 / 2.0, h as f64 / 2.0),
     };
-    let camera = pose::pose(&g, principal, w, h, f2.lens.intrinsics().map(|(fx, fy, _, _)| (fx + fy) / 2.0));
+    let camera = pose::pose(&g, principal, w, h, f2.lens.intrinsics().map(|(fx, fy, _, _)| (fx + fy) / 2.0), &mat.corners());
     // A homography no real camera over the mat could give (a mat seen from below, or nearly edge
     // on) means the edges were matched wrongly: refuse it rather than report it.
     if camera.as_ref().is_some_and(|c| c.height_mm() <= 0.0 || c.tilt_deg > MAX_TILT_DEG) {

@@ -12,23 +12,23 @@ use serde::{Deserialize, Serialize};
 pub enum FocalSource {
     /// A chessboard lens calibration.
     Lens,
-    /// The homography's perspective (the camera is tilted enough to show it).
+    /// The homography's perspective, weighed with a table camera's height (see
+    /// [`height_posterior`]): the perspective narrowed the height to under half the prior's sd.
     Homography,
-    /// A table camera's usual height (the middle of [`TABLE_CAMERA_HEIGHT_MM`]): the camera is too
+    /// Mostly a table camera's usual height ([`TABLE_CAMERA_HEIGHT_MM`]): the camera is too
     /// nearly overhead for the homography to tell its focal length, and no lens calibration was
     /// given. The mat's size in the picture then gives the focal length that puts the camera at
-    /// that height.
+    /// the estimated height.
     Prior,
 }
 
 /// How high a table camera looks down on the mat, in mm: overhead at 1.3–1.8 m (the domain's
-/// figures). Without a lens calibration, a camera nearly overhead is put half way.
+/// figures): the prior on the height when no lens calibration is given.
 pub const TABLE_CAMERA_HEIGHT_MM: [f64; 2] = [1300.0, 1800.0];
-/// A typical webcam's focal length as a share of the frame's larger side (about 70° across): the
-/// last resort when no focal length puts the camera at a table camera's height.
+/// A typical webcam's focal length as a share of the frame's larger side (about 70° across): where
+/// the search for the focal length that puts the camera at a table camera's height starts, and
+/// the last resort when none does.
 pub const PRIOR_FOCAL_PER_WIDTH: f64 = 0.72;
-/// Below this tilt off vertical the homography does not pin the focal length down, in degrees.
-const MIN_TILT_FOR_FOCAL_DEG: f64 = 4.0;
 
 /// The camera over the mat.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -96,54 +96,117 @@ impl CameraPose {
     }
 }
 
-/// The camera's pose from the homography (mat mm → ideal px) and, when known, the focal length;
-/// otherwise the focal length is estimated from the homography or, for a camera nearly overhead,
-/// taken as a typical webcam's.
-pub fn pose(img_from_mat: &Matrix3<f64>, principal: PixelPoint, width: u32, height: u32, focal: Option<f64>) -> Option<CameraPose> {
+/// The camera's pose from the homography (mat mm → ideal px) and, when known, the focal length.
+/// Otherwise the focal length is inferred: the homography's perspective (Zhang's constraints,
+/// weighed by how the mat's corners and the principal point could be off) against a table camera's
+/// height (see [`height_posterior`]).
+pub fn pose(img_from_mat: &Matrix3<f64>, principal: PixelPoint, width: u32, height: u32, focal: Option<f64>, corners: &[MatPoint; 4]) -> Option<CameraPose> {
     let t = Matrix3::new(1.0, 0.0, -principal.x, 0.0, 1.0, -principal.y, 0.0, 0.0, 1.0);
     let g = t * img_from_mat;
-    let webcam = PRIOR_FOCAL_PER_WIDTH * width.max(height) as f64;
-    let [h_lo, h_hi] = TABLE_CAMERA_HEIGHT_MM;
-    // Uniform over the table camera's range.
-    let prior_sigma = (h_hi - h_lo) / 12f64.sqrt();
-    let at_height = || focal_for_height(&g, 0.5 * (h_lo + h_hi), webcam).unwrap_or(webcam);
-    let (f, source) = match focal {
-        Some(f) => (f, FocalSource::Lens),
-        None => match estimate_focal(&g) {
-            Some(f) if (0.2 * webcam..5.0 * webcam).contains(&f) => {
-                let p = decompose(&g, f)?;
-                // A perspective too weak to read puts the camera implausibly far (or near):
-                // then the table camera's height is the better guess.
-                let plausible = (h_lo / PLAUSIBLE_HEIGHT_FACTOR..h_hi * PLAUSIBLE_HEIGHT_FACTOR).contains(&p.height_mm());
-                if p.tilt_deg >= MIN_TILT_FOR_FOCAL_DEG && plausible {
-                    (f, FocalSource::Homography)
-                } else {
-                    (at_height(), FocalSource::Prior)
+    let (f, source, sigma) = match focal {
+        Some(f) => (f, FocalSource::Lens, None),
+        None => {
+            let webcam = PRIOR_FOCAL_PER_WIDTH * width.max(height) as f64;
+            let principal_px = PRINCIPAL_SIGMA_SHARE * width.max(height) as f64;
+            let evidence = FocalEvidence::new(&g, corners);
+            match height_posterior(&g, evidence.as_ref(), webcam, CORNER_SIGMA_PX, principal_px) {
+                Some(post) => (post.focal_px, post.source, Some(post.height_sigma_mm)),
+                None => {
+                    let [h_lo, h_hi] = TABLE_CAMERA_HEIGHT_MM;
+                    let f = focal_for_height(&g, 0.5 * (h_lo + h_hi), webcam).unwrap_or(webcam);
+                    (f, FocalSource::Prior, Some((h_hi - h_lo) / 12f64.sqrt()))
                 }
             }
-            _ => (at_height(), FocalSource::Prior),
-        },
+        }
     };
     let mut p = decompose(&g, f)?;
     p.focal_source = source;
     p.principal_px = [principal.x, principal.y];
-    p.height_sigma_mm = match source {
-        // calibrateCamera's focal length is good to a fraction of a per cent.
-        FocalSource::Lens => LENS_HEIGHT_SHARE * p.height_mm(),
-        FocalSource::Homography => HOMOGRAPHY_HEIGHT_SHARE * p.height_mm(),
-        FocalSource::Prior => prior_sigma,
-    };
+    // calibrateCamera's focal length is good to a fraction of a per cent.
+    p.height_sigma_mm = sigma.unwrap_or(LENS_HEIGHT_SHARE * p.height_mm());
     Some(p)
 }
 
-/// How far outside [`TABLE_CAMERA_HEIGHT_MM`] (as a factor) a height read from the homography is
-/// still believed.
-const PLAUSIBLE_HEIGHT_FACTOR: f64 = 1.5;
 /// Relative uncertainty of the camera's height with a chessboard-calibrated focal length.
 const LENS_HEIGHT_SHARE: f64 = 0.003;
-/// Relative uncertainty of the camera's height with the focal length from the homography's
-/// perspective (a camera tilted by at least [`MIN_TILT_FOR_FOCAL_DEG`]).
-const HOMOGRAPHY_HEIGHT_SHARE: f64 = 0.05;
+/// How far the mat's fitted corners may be off, one sd, in px, for the focal length's evidence.
+/// Over 228 frames of every kind (k1 0 to −0.3 self-calibrated), the two constraints' squared
+/// Mahalanobis distance at the true focal length, with this and [`PRINCIPAL_SIGMA_SHARE`], had
+/// median 0.5 and 99th percentile 6.3 (χ² with 2 degrees of freedom: 1.4 and 9.2).
+const CORNER_SIGMA_PX: f64 = 0.1;
+/// How far the principal point (the fitted centre of distortion, or the image's centre when the
+/// lens is too weak to show one) may be off, one sd, as a share of the frame's larger side.
+const PRINCIPAL_SIGMA_SHARE: f64 = 0.003;
+/// Outside [`TABLE_CAMERA_HEIGHT_MM`] the prior falls off as a Gaussian of this sd, in mm: a
+/// camera can be higher or lower than usual, and a clear perspective should say so.
+const HEIGHT_PRIOR_TAIL_MM: f64 = 75.0;
+/// The perspective counts as having told the focal length when it narrows the height's
+/// uncertainty to this share of the prior's.
+const INFORMATIVE_SHARE: f64 = 0.5;
+
+/// What the frame says about the camera's height without a lens calibration.
+#[derive(Debug, Clone, Copy)]
+pub struct HeightPosterior {
+    /// The focal length, in px, that puts the camera at `height_mm`.
+    pub focal_px: f64,
+    /// The height's estimate, in mm.
+    pub height_mm: f64,
+    /// The posterior's standard deviation, in mm.
+    pub height_sigma_mm: f64,
+    /// Whether the perspective told it (or the prior did).
+    pub source: FocalSource,
+}
+
+/// The camera's height from the perspective's evidence and a table camera's height: a grid over
+/// the focal length (each gives a height, nearly in proportion, for the mat's size in the picture),
+/// weighed by the prior (flat over [`TABLE_CAMERA_HEIGHT_MM`], Gaussian tails) and the constraints'
+/// likelihood. The estimate is the posterior mean of 1/H (parallax goes as 1/H); its sd the
+/// posterior's.
+pub fn height_posterior(g: &Matrix3<f64>, evidence: Option<&FocalEvidence>, start: f64, corner_px: f64, principal_px: f64) -> Option<HeightPosterior> {
+    let [h_lo, h_hi] = TABLE_CAMERA_HEIGHT_MM;
+    let f_mid = focal_for_height(g, 0.5 * (h_lo + h_hi), start)?;
+    let log_prior = |h: f64| {
+        let out = if h < h_lo { h_lo - h } else if h > h_hi { h - h_hi } else { 0.0 };
+        -0.5 * (out / HEIGHT_PRIOR_TAIL_MM).powi(2)
+    };
+    // ln f from ln f_mid − ln 4 to + ln 4.
+    const STEPS: usize = 400;
+    let span = 4f64.ln();
+    let mut grid = Vec::with_capacity(STEPS + 1);
+    for i in 0..=STEPS {
+        let f = f_mid * (-span + 2.0 * span * i as f64 / STEPS as f64).exp();
+        let Some(h) = decompose(g, f).map(|p| p.height_mm()).filter(|h| h.is_finite() && *h > 0.0) else { continue };
+        // Uniform steps in ln f are nearly uniform in ln H: the prior density in H times H.
+        let like = evidence.map_or(0.0, |e| -0.5 * e.mahalanobis2(1.0 / (f * f), corner_px, principal_px));
+        grid.push((f, h, log_prior(h) + h.ln() + like));
+    }
+    if grid.len() < 2 {
+        return None;
+    }
+    // The posterior's estimate (the mean of 1/H, inverted) and its sd.
+    let top = grid.iter().map(|g| g.2).fold(f64::NEG_INFINITY, f64::max);
+    if !top.is_finite() {
+        return None;
+    }
+    let (mut sw, mut s_inv, mut s_h, mut s_h2) = (0.0, 0.0, 0.0, 0.0);
+    for &(_, h, lp) in &grid {
+        let w = (lp - top).exp();
+        sw += w;
+        s_inv += w / h;
+        s_h += w * h;
+        s_h2 += w * h * h;
+    }
+    let (height_mm, mean) = (sw / s_inv, s_h / sw);
+    let height_sigma_mm = (s_h2 / sw - mean * mean).max(0.0).sqrt();
+    let prior_sigma = (h_hi - h_lo) / 12f64.sqrt();
+    let source = if height_sigma_mm < INFORMATIVE_SHARE * prior_sigma { FocalSource::Homography } else { FocalSource::Prior };
+    // The focal length whose height is the estimate: between the grid's neighbours.
+    let k = grid.iter().position(|g| g.1 >= height_mm).unwrap_or(grid.len() - 1).max(1);
+    let (a, b) = (grid[k - 1], grid[k]);
+    let t = if b.1 != a.1 { ((height_mm - a.1) / (b.1 - a.1)).clamp(0.0, 1.0) } else { 0.0 };
+    let focal_px = focal_for_height(g, height_mm, a.0 + t * (b.0 - a.0))?;
+    Some(HeightPosterior { focal_px, height_mm, height_sigma_mm, source })
+}
 
 /// The focal length (pixels) that puts the camera `height_mm` above the mat for this homography:
 /// for a camera nearly overhead the mat's size in the picture fixes focal length / height, so the
@@ -165,20 +228,87 @@ fn focal_for_height(g: &Matrix3<f64>, height_mm: f64, start: f64) -> Option<f64>
     ((h - height_mm).abs() < 0.01 * height_mm).then_some(f)
 }
 
-/// Zhang's constraints for square pixels and a known principal point: the homography's first two
-/// columns, through K⁻¹, are orthogonal and of equal length.
-fn estimate_focal(g: &Matrix3<f64>) -> Option<f64> {
+/// Zhang's constraint terms (a1, b1, a2, b2) of a principal-centred homography scaled to g33 = 1:
+/// a1·w + b1 = 0 and a2·w + b2 = 0 hold for w = 1/f².
+fn constraint_terms(g: &Matrix3<f64>) -> [f64; 4] {
+    let g = g / g[(2, 2)];
     let (h11, h21, h31) = (g[(0, 0)], g[(1, 0)], g[(2, 0)]);
     let (h12, h22, h32) = (g[(0, 1)], g[(1, 1)], g[(2, 1)]);
-    let (a1, b1) = (h11 * h12 + h21 * h22, h31 * h32);
-    let (a2, b2) = (h11 * h11 + h21 * h21 - h12 * h12 - h22 * h22, h31 * h31 - h32 * h32);
-    let den = a1 * a1 + a2 * a2;
-    if den <= 0.0 {
-        return None;
+    [h11 * h12 + h21 * h22, h31 * h32, h11 * h11 + h21 * h21 - h12 * h12 - h22 * h22, h31 * h31 - h32 * h32]
+}
+
+/// What the homography's perspective says about the focal length: Zhang's constraint terms and
+/// how they move with the mat corners' image positions and the principal point.
+#[derive(Debug, Clone)]
+pub struct FocalEvidence {
+    terms: [f64; 4],
+    /// Derivatives of the terms per px of each corner coordinate (8).
+    corner_jac: Vec<[f64; 4]>,
+    /// Derivatives per px of the principal point (2).
+    principal_jac: Vec<[f64; 4]>,
+}
+
+impl FocalEvidence {
+    /// For `g` mapping mat mm to principal-centred ideal pixels, and the mat's corners.
+    pub fn new(g: &Matrix3<f64>, corners: &[MatPoint; 4]) -> Option<FocalEvidence> {
+        use crate::calibrate::fit::{apply, homography_from_4};
+        let img: Vec<PixelPoint> = corners.iter().map(|&c| apply(g, c)).collect::<Option<_>>()?;
+        let img: [PixelPoint; 4] = img.try_into().ok()?;
+        let d = 0.5;
+        let diff = |lo: [f64; 4], hi: [f64; 4]| std::array::from_fn(|i| (hi[i] - lo[i]) / (2.0 * d));
+        let mut corner_jac = Vec::with_capacity(8);
+        for k in 0..4 {
+            for axis in 0..2 {
+                let moved = |s: f64| {
+                    let mut m = img;
+                    if axis == 0 { m[k].x += s } else { m[k].y += s }
+                    homography_from_4(corners, &m).map(|h| constraint_terms(&h))
+                };
+                corner_jac.push(diff(moved(-d)?, moved(d)?));
+            }
+        }
+        let principal_jac = (0..2)
+            .map(|axis| {
+                let shifted = |s: f64| {
+                    let mut t = Matrix3::identity();
+                    t[(axis, 2)] = s;
+                    constraint_terms(&(t * g))
+                };
+                diff(shifted(-d), shifted(d))
+            })
+            .collect();
+        Some(FocalEvidence { terms: constraint_terms(g), corner_jac, principal_jac })
     }
-    // Least squares for w = 1/f² in a_i·w + b_i = 0.
-    let w = -(a1 * b1 + a2 * b2) / den;
-    (w > 0.0).then(|| 1.0 / w.sqrt())
+
+    /// The constraints' residuals at w = 1/f², and their covariance under corner noise
+    /// `corner_px` and principal point error `principal_px` (one sd each, px).
+    fn residuals(&self, w: f64, corner_px: f64, principal_px: f64) -> (nalgebra::Vector2<f64>, nalgebra::Matrix2<f64>) {
+        let [a1, b1, a2, b2] = self.terms;
+        let r = nalgebra::Vector2::new(a1 * w + b1, a2 * w + b2);
+        let mut c = nalgebra::Matrix2::zeros();
+        for (jac, s) in [(&self.corner_jac, corner_px), (&self.principal_jac, principal_px)] {
+            for j in jac {
+                let v = nalgebra::Vector2::new(j[0] * w + j[1], j[2] * w + j[3]) * s;
+                c += v * v.transpose();
+            }
+        }
+        (r, c)
+    }
+
+    /// How far w = 1/f² is from the constraints: the residuals' squared Mahalanobis distance
+    /// (χ² with two degrees of freedom when w is the truth and the noise is as stated).
+    pub fn mahalanobis2(&self, w: f64, corner_px: f64, principal_px: f64) -> f64 {
+        let (r, c) = self.residuals(w, corner_px, principal_px);
+        c.try_inverse().map_or(f64::INFINITY, |ci| r.dot(&(ci * r)))
+    }
+
+    /// −2 log likelihood of w = 1/f², up to a constant: [`Self::mahalanobis2`] plus the log
+    /// determinant of the residuals' covariance, which depends on w too.
+    pub fn chi2(&self, w: f64, corner_px: f64, principal_px: f64) -> f64 {
+        let (_, c) = self.residuals(w, corner_px, principal_px);
+        let det = c.determinant();
+        if det > 0.0 { self.mahalanobis2(w, corner_px, principal_px) + det.ln() } else { f64::INFINITY }
+    }
 }
 
 fn decompose(g: &Matrix3<f64>, f: f64) -> Option<CameraPose> {
@@ -236,7 +366,7 @@ mod tests {
     fn recovers_the_camera_and_undoes_parallax() {
         let eye = Point3::new(180.0, -120.0, 1500.0);
         let cam = camera(eye);
-        let p = pose(&homography(&cam), PixelPoint::new(960.0, 540.0), 1920, 1080, Some(1350.0)).expect("pose");
+        let p = pose(&homography(&cam), PixelPoint::new(960.0, 540.0), 1920, 1080, Some(1350.0), &MatSpec::STANDARD.corners()).expect("pose");
         assert!((Point3::from(p.centre_mm) - eye).norm() < 1e-6, "{:?}", p.centre_mm);
         // A point 3 mm up near a corner: where its ray meets the mat, and back to its footprint.
         let top = Point3::new(850.0, 400.0, 3.0);
@@ -253,7 +383,7 @@ mod tests {
     #[test]
     fn a_half_turned_pose_sees_the_turned_point_at_the_same_pixel() {
         let cam = camera(Point3::new(180.0, -120.0, 1500.0));
-        let p = pose(&homography(&cam), PixelPoint::new(960.0, 540.0), 1920, 1080, Some(1350.0)).expect("pose");
+        let p = pose(&homography(&cam), PixelPoint::new(960.0, 540.0), 1920, 1080, Some(1350.0), &MatSpec::STANDARD.corners()).expect("pose");
         let q = p.half_turned();
         let (m, z) = (MatPoint::new(640.0, -310.0), 3.0);
         let (a, b) = (p.project(m, z).expect("in front"), q.project(m * -1.0, z).expect("in front"));
@@ -264,19 +394,71 @@ mod tests {
 
     #[test]
     fn estimates_the_focal_length_of_a_tilted_camera() {
+        let corners = MatSpec::STANDARD.corners();
         let cam = camera(Point3::new(300.0, -200.0, 1450.0));
-        let p = pose(&homography(&cam), PixelPoint::new(960.0, 540.0), 1920, 1080, None).expect("pose");
+        let p = pose(&homography(&cam), PixelPoint::new(960.0, 540.0), 1920, 1080, None, &corners).expect("pose");
         assert_eq!(p.focal_source, FocalSource::Homography);
-        assert!((p.focal_px - 1350.0).abs() < 1.0, "{}", p.focal_px);
+        assert!((p.focal_px - 1350.0).abs() < 10.0, "{}", p.focal_px);
+        assert!(p.height_sigma_mm < 50.0, "{}", p.height_sigma_mm);
         // Straight overhead the homography cannot tell: the prior stands in.
         let cam = camera(Point3::new(20.0, -10.0, 1500.0));
-        let p = pose(&homography(&cam), PixelPoint::new(960.0, 540.0), 1920, 1080, None).expect("pose");
+        let p = pose(&homography(&cam), PixelPoint::new(960.0, 540.0), 1920, 1080, None, &corners).expect("pose");
         assert_eq!(p.focal_source, FocalSource::Prior);
-        // ... and puts the camera half way up a table camera's range, saying how unsure that is.
-        assert!((p.height_mm() - 1550.0).abs() < 1.0, "{}", p.height_mm());
-        assert!((p.height_sigma_mm - 500.0 / 12f64.sqrt()).abs() < 1e-6);
+        // ... and puts the camera within a table camera's range, saying how unsure that is.
+        assert!((1400.0..1700.0).contains(&p.height_mm()), "{}", p.height_mm());
+        assert!(p.height_sigma_mm > 120.0, "{}", p.height_sigma_mm);
         // A point 3 mm up at a mat corner: the correction's uncertainty is r·h·σH/H².
         let s = p.parallax_sigma_mm(MatPoint::new(914.4, 457.2), 3.0);
-        assert!((0.1..0.3).contains(&s), "{s}");
+        assert!((0.1..0.4).contains(&s), "{s}");
+    }
+
+    /// Cameras 1.3–1.8 m up, 0–10° off vertical, any focal length a webcam has: the mat's corners
+    /// found with 0.1 px of noise and the principal point 4 px off. The height is within two
+    /// stated sigmas of the truth for at least 90% of them, and within 5% for 90% of those tilted
+    /// 6° or more (the perspective shows; measured: median 1.7%, 90th percentile 3.8%).
+    #[test]
+    fn the_cameras_height_comes_with_an_honest_uncertainty() {
+        use rand::{Rng, SeedableRng};
+        let corners = MatSpec::STANDARD.corners();
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(11);
+        let mut normal = move |rng: &mut rand_pcg::Pcg64| {
+            // Box–Muller.
+            let (u, v): (f64, f64) = (rng.random_range(1e-12..1.0), rng.random_range(0.0..1.0));
+            (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+        };
+        let (mut within, mut tilted, mut tilted_close, n) = (0, 0, 0, 200);
+        for _ in 0..n {
+            let h = rng.random_range(1300.0..1800.0);
+            let (tilt, dir) = (rng.random_range(0.0f64..10.0).to_radians(), rng.random_range(0.0..std::f64::consts::TAU));
+            let target = Point3::new(rng.random_range(-40.0..40.0), rng.random_range(-25.0..25.0), 0.0);
+            let eye = target + Vector3::new(tilt.sin() * dir.cos(), tilt.sin() * dir.sin(), tilt.cos()) * h;
+            let f = rng.random_range(1000.0..1500.0) * h / 1550.0;
+            let cam = Camera {
+                width: 1920,
+                height: 1080,
+                intrinsics: Intrinsics { fx: f, fy: f, cx: 960.0, cy: 540.0 },
+                distortion: RadialDistortion::default(),
+                pose: Pose::look_at(eye, target, Vector3::new(0.0, 1.0, 0.0)),
+            };
+            let img = corners.map(|m| {
+                let p = cam.project(Point3::new(m.x, m.y, 0.0)).expect("in front");
+                PixelPoint::new(p.x + 0.1 * normal(&mut rng), p.y + 0.1 * normal(&mut rng))
+            });
+            let g = homography_from_4(&corners, &img).expect("4 points");
+            let principal = PixelPoint::new(960.0 + 4.0 * normal(&mut rng), 540.0 + 4.0 * normal(&mut rng));
+            let p = pose(&g, principal, 1920, 1080, None, &corners).expect("pose");
+            let true_h = cam.pose.centre_mat().z;
+            if (p.height_mm() - true_h).abs() <= 2.0 * p.height_sigma_mm {
+                within += 1;
+            }
+            if tilt.to_degrees() >= 6.0 {
+                tilted += 1;
+                if (p.height_mm() - true_h).abs() <= 0.05 * true_h {
+                    tilted_close += 1;
+                }
+            }
+        }
+        assert!(within as f64 >= 0.9 * n as f64, "{within} of {n} within 2 sigma");
+        assert!(tilted_close as f64 >= 0.9 * tilted as f64, "{tilted_close} of {tilted} tilted cameras within 5%");
     }
 }
