@@ -8,7 +8,7 @@
 //! width = 1920
 //! height = 1080
 //!
-//! [lens]                  # model = "pinhole" | "division" | "open_cv" (see Lens)
+//! [lens]                  # model = "pinhole" | "radial" | "division" | "open_cv" (see Lens)
 //! model = "open_cv"
 //! fx = 1391.2
 //! fy = 1390.8

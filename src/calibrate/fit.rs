@@ -58,6 +58,7 @@ struct Problem<'a> {
     lines: &'a [Vector3<f64>],
     norm: Norm,
     fit_lens: usize,
+    radial: bool,
     x: DVector<f64>,
 }
 
@@ -88,7 +89,7 @@ impl Problem<'_> {
         for (i, &(px, py, k)) in self.pts.iter().enumerate() {
             let (px, py) = (px - cx, py - cy);
             let rho2 = px * px + py * py;
-            let s = 1.0 / (1.0 + l1 * rho2 + l2 * rho2 * rho2);
+            let s = if self.radial { super::lens::radial_undistort_scale(rho2, l1, l2) } else { 1.0 / (1.0 + l1 * rho2 + l2 * rho2 * rho2) };
             let (ux, uy) = (px * s + cx, py * s + cy);
             let l = img_lines[k];
             r[i] = (l[0] * ux + l[1] * uy + l[2]) / (l[0] * l[0] + l[1] * l[1]).sqrt() * self.norm.r0;
@@ -140,6 +141,9 @@ pub enum LensFit {
     /// Fit a two-parameter division model and its centre, held near the image's centre by a
     /// prior ([`CENTRE_PRIOR_PX`]).
     Division2Centre,
+    /// Fit Brown's radial model (k1, k2) and its centre, with the same prior; starts from the
+    /// division model the lens is given as.
+    Radial2Centre,
 }
 
 /// One sd of the centre of distortion's offset from the image's centre, px: the prior that keeps
@@ -195,9 +199,22 @@ pub fn fit(
         LensFit::Fixed => 0,
         LensFit::Division1 => 1,
         LensFit::Division2 => 2,
-        LensFit::Division2Centre => 4,
+        LensFit::Division2Centre | LensFit::Radial2Centre => 4,
     };
+    let radial = lens_fit == LensFit::Radial2Centre;
     let mut x = DVector::zeros(n_lens + 8);
+    // Start the radial model from the division model it is given as (the two agree to second
+    // order in ρ when k1 = l1 and k2 = 2 l1² + l2).
+    if radial {
+        if let Lens::Division { centre, r0, l1, l2 } = *lens {
+            let scale = norm.r0 / r0;
+            let (l1, l2) = (l1 * scale * scale, l2 * scale.powi(4));
+            x[0] = l1;
+            x[1] = 2.0 * l1 * l1 + l2;
+            x[2] = (centre[0] - norm.cx) / norm.r0;
+            x[3] = (centre[1] - norm.cy) / norm.r0;
+        }
+    }
     for k in 0..8 {
         x[n_lens + k] = g0[(k / 3, k % 3)];
     }
@@ -207,7 +224,7 @@ pub fn fit(
         if pts.len() < 12 {
             return None;
         }
-        let problem = Problem { pts: &pts, lines: &mat_lines, norm, fit_lens: n_lens, x: x.clone() };
+        let problem = Problem { pts: &pts, lines: &mat_lines, norm, fit_lens: n_lens, radial, x: x.clone() };
         let (solved, _report) = LevenbergMarquardt::new().with_patience(60).minimize(problem);
         x = solved.x.clone();
         // The points' residuals (a centre's prior follows them).
@@ -231,6 +248,7 @@ pub fn fit(
     let g = g / g[(2, 2)];
     let lens = match lens_fit {
         LensFit::Fixed => lens.clone(),
+        LensFit::Radial2Centre => Lens::Radial { centre: [norm.cx + x[2] * norm.r0, norm.cy + x[3] * norm.r0], r0: norm.r0, k1: x[0], k2: x[1] },
         _ => Lens::Division {
             centre: if n_lens == 4 { [norm.cx + x[2] * norm.r0, norm.cy + x[3] * norm.r0] } else { [norm.cx, norm.cy] },
             r0: norm.r0,
@@ -277,6 +295,49 @@ pub fn homography_from_4(mat: &[MatPoint; 4], img: &[PixelPoint; 4]) -> Option<M
 mod tests {
     use super::*;
     use crate::geometry::MatSpec;
+
+    /// A webcam's barrel lens (Brown's k1 = −0.28, k2 = 0.07 at a 1300 px focal length, its
+    /// centre 3.6 px off the image's), seen on noiseless edge points: the division model leaves
+    /// the mat's inside off by up to 0.042 px, the radial model, fitted from the division's start
+    /// as calibration does, by 0.015 px (its centre's prior pulls it a little towards the image's
+    /// centre).
+    #[test]
+    fn a_radial_lens_fitted_to_the_mats_lines_maps_the_inside_of_the_mat() {
+        let mat = MatSpec::STANDARD;
+        let c = mat.corners();
+        let img = [PixelPoint::new(150.0, 110.0), PixelPoint::new(1780.0, 95.0), PixelPoint::new(1800.0, 990.0), PixelPoint::new(125.0, 1000.0)];
+        let g = homography_from_4(&c, &img).expect("4 points");
+        let r0 = 1920f64.hypot(1080.0) / 2.0;
+        let s2 = (r0 / 1300.0).powi(2);
+        let truth_lens = Lens::Radial { centre: [963.0, 538.0], r0, k1: -0.28 * s2, k2: 0.07 * s2 * s2 };
+        let mut lines: Vec<MatLine> = (0..4).map(|k| MatLine { a: c[k], b: c[(k + 1) % 4] }).collect();
+        lines.extend(mat.baselines().iter().map(|b| MatLine { a: b.segment.a, b: b.segment.b }));
+        let mut pts = Vec::new();
+        for (k, l) in lines.iter().enumerate() {
+            for i in 1..200 {
+                let m = l.a + (l.b - l.a) * (i as f64 / 200.0);
+                pts.push(LinePoint { px: truth_lens.distort(apply(&g, m).expect("in front")), line: k });
+            }
+        }
+        let first = fit(&pts, &lines, &g, &Lens::Pinhole, LensFit::Division2, 1920, 1080, 0.5, 1).expect("fits");
+        let worst_inside = |f: &Fit| {
+            let mut worst: f64 = 0.0;
+            for i in -8..=8 {
+                for j in -4..=4 {
+                    let m = MatPoint::new(i as f64 * 110.0, j as f64 * 110.0);
+                    let want = truth_lens.distort(apply(&g, m).expect("in front"));
+                    worst = worst.max(f.lens.distort(apply(&f.img_from_mat, m).expect("in front")).distance(want));
+                }
+            }
+            worst
+        };
+        let division = fit(&pts, &lines, &first.img_from_mat, &first.lens, LensFit::Division2Centre, 1920, 1080, 0.5, 1).expect("fits");
+        let radial = fit(&pts, &lines, &first.img_from_mat, &first.lens, LensFit::Radial2Centre, 1920, 1080, 0.5, 1).expect("fits");
+        let (d, r) = (worst_inside(&division), worst_inside(&radial));
+        assert!(r < 0.025, "radial: worst {r:.3} px inside the mat");
+        assert!(d > 2.0 * r, "division {d:.3} px, radial {r:.3} px");
+        assert!(matches!(radial.lens, Lens::Radial { .. }));
+    }
 
     #[test]
     fn recovers_a_homography_and_a_division_lens_from_edge_points() {

@@ -21,6 +21,19 @@ pub enum Lens {
         /// Coefficient of ρ⁴.
         l2: f64,
     },
+    /// Brown's radial model (OpenCV's k1, k2 without a focal length), self-calibrated from the
+    /// mat's straight edges: `d = c + (u − c)(1 + k1 ρ² + k2 ρ⁴)` with `ρ = |u − c| / r0`, all in
+    /// pixels (ρ of the ideal point; k1 < 0 for barrel distortion).
+    Radial {
+        /// Centre of distortion, in pixels.
+        centre: [f64; 2],
+        /// The radius that normalises ρ, in pixels (half the image's diagonal).
+        r0: f64,
+        /// Coefficient of ρ².
+        k1: f64,
+        /// Coefficient of ρ⁴.
+        k2: f64,
+    },
     /// OpenCV's model from a chessboard calibration (`calibrateCamera`).
     OpenCv {
         /// fx, fy, cx, cy in pixels.
@@ -46,6 +59,10 @@ impl Lens {
                 let rho2 = (dx * dx + dy * dy) / (r0 * r0);
                 let s = 1.0 / (1.0 + l1 * rho2 + l2 * rho2 * rho2);
                 PixelPoint::new(centre[0] + dx * s, centre[1] + dy * s)
+            }
+            Lens::Radial { centre, r0, k1, k2 } => {
+                let s = radial_undistort_scale(((d.x - centre[0]).powi(2) + (d.y - centre[1]).powi(2)) / (r0 * r0), k1, k2);
+                PixelPoint::new(centre[0] + (d.x - centre[0]) * s, centre[1] + (d.y - centre[1]) * s)
             }
             Lens::OpenCv { fx, fy, cx, cy, dist } => {
                 // Invert the distortion by fixed-point iteration on normalised coordinates.
@@ -91,12 +108,26 @@ impl Lens {
                 }
                 PixelPoint::new(centre[0] + ux * rd / ru, centre[1] + uy * rd / ru)
             }
+            Lens::Radial { centre, r0, k1, k2 } => {
+                let (ux, uy) = (u.x - centre[0], u.y - centre[1]);
+                let q = (ux * ux + uy * uy) / (r0 * r0);
+                let s = 1.0 + k1 * q + k2 * q * q;
+                PixelPoint::new(centre[0] + ux * s, centre[1] + uy * s)
+            }
             Lens::OpenCv { fx, fy, cx, cy, dist } => {
                 let (x, y) = ((u.x - cx) / fx, (u.y - cy) / fy);
                 let (r2, dxt, dyt) = opencv_terms(x, y, &dist);
                 let radial = 1.0 + r2 * (dist[0] + r2 * (dist[1] + r2 * dist[4]));
                 PixelPoint::new((x * radial + dxt) * fx + cx, (y * radial + dyt) * fy + cy)
             }
+        }
+    }
+
+    /// The centre of distortion a self-calibrated model found, if any.
+    pub fn centre(&self) -> Option<[f64; 2]> {
+        match *self {
+            Lens::Division { centre, .. } | Lens::Radial { centre, .. } => Some(centre),
+            _ => None,
         }
     }
 
@@ -116,6 +147,32 @@ fn opencv_terms(x: f64, y: f64, d: &[f64; 5]) -> (f64, f64, f64) {
     (r2, 2.0 * p1 * x * y + p2 * (r2 + 2.0 * x * x), p1 * (r2 + 2.0 * y * y) + 2.0 * p2 * x * y)
 }
 
+/// For Brown's radial model in normalised units: the factor s with u = d·s, for a distorted
+/// point at squared radius `rd2`: solves ρd = ρu (1 + k1 ρu² + k2 ρu⁴) for ρu by Newton's method
+/// from the series inverse ρu ≈ ρd (1 − k1 ρd² + (3 k1² − k2) ρd⁴) (two or three steps).
+pub(crate) fn radial_undistort_scale(rd2: f64, k1: f64, k2: f64) -> f64 {
+    let rd = rd2.sqrt();
+    if rd < 1e-12 {
+        return 1.0;
+    }
+    let series = 1.0 - k1 * rd2 + (3.0 * k1 * k1 - k2) * rd2 * rd2;
+    let mut ru = if series > 0.2 { rd * series } else { rd };
+    for _ in 0..20 {
+        let q = ru * ru;
+        let f = ru * (1.0 + k1 * q + k2 * q * q) - rd;
+        let df = 1.0 + 3.0 * k1 * q + 5.0 * k2 * q * q;
+        if df.abs() < 1e-9 {
+            break;
+        }
+        let step = f / df;
+        ru -= step;
+        if step.abs() < 1e-13 {
+            break;
+        }
+    }
+    ru / rd
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -129,6 +186,8 @@ mod tests {
             prop_assert!(div.distort(div.undistort(p)).distance(p) < 1e-6);
             let cv = Lens::OpenCv { fx: 1400.0, fy: 1400.0, cx: 955.0, cy: 545.0, dist: [k1, 0.5 * k1 * k1, 1e-4, -1e-4, 0.0] };
             prop_assert!(cv.undistort(cv.distort(p)).distance(p) < 1e-6);
+            let radial = Lens::Radial { centre: [957.0, 544.0], r0: 1101.0, k1: k1 * 0.75, k2: 0.6 * k1 * k1 * 0.56 };
+            prop_assert!(radial.distort(radial.undistort(p)).distance(p) < 1e-6);
         }
     }
 }

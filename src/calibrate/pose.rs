@@ -421,7 +421,7 @@ mod tests {
         use rand::{Rng, SeedableRng};
         let corners = MatSpec::STANDARD.corners();
         let mut rng = rand_pcg::Pcg64::seed_from_u64(11);
-        let mut normal = move |rng: &mut rand_pcg::Pcg64| {
+        let normal = |rng: &mut rand_pcg::Pcg64| {
             // Box–Muller.
             let (u, v): (f64, f64) = (rng.random_range(1e-12..1.0), rng.random_range(0.0..1.0));
             (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
