@@ -296,6 +296,18 @@ mod tests {
     use super::*;
     use crate::geometry::MatSpec;
 
+    /// 199 noiseless points along each line, as `lens` bends the image of `g`.
+    fn points_on(lines: &[MatLine], g: &Matrix3<f64>, lens: &Lens) -> Vec<LinePoint> {
+        let mut pts = Vec::new();
+        for (k, l) in lines.iter().enumerate() {
+            for i in 1..200 {
+                let m = l.a + (l.b - l.a) * (i as f64 / 200.0);
+                pts.push(LinePoint { px: lens.distort(apply(g, m).expect("in front")), line: k });
+            }
+        }
+        pts
+    }
+
     /// A webcam's barrel lens (Brown's k1 = −0.28, k2 = 0.07 at a 1300 px focal length, its
     /// centre 3.6 px off the image's), seen on noiseless edge points: the division model leaves
     /// the mat's inside off by up to 0.042 px, the radial model, fitted from the division's start
@@ -312,13 +324,7 @@ mod tests {
         let truth_lens = Lens::Radial { centre: [963.0, 538.0], r0, k1: -0.28 * s2, k2: 0.07 * s2 * s2 };
         let mut lines: Vec<MatLine> = (0..4).map(|k| MatLine { a: c[k], b: c[(k + 1) % 4] }).collect();
         lines.extend(mat.baselines().iter().map(|b| MatLine { a: b.segment.a, b: b.segment.b }));
-        let mut pts = Vec::new();
-        for (k, l) in lines.iter().enumerate() {
-            for i in 1..200 {
-                let m = l.a + (l.b - l.a) * (i as f64 / 200.0);
-                pts.push(LinePoint { px: truth_lens.distort(apply(&g, m).expect("in front")), line: k });
-            }
-        }
+        let pts = points_on(&lines, &g, &truth_lens);
         let first = fit(&pts, &lines, &g, &Lens::Pinhole, LensFit::Division2, 1920, 1080, 0.5, 1).expect("fits");
         let worst_inside = |f: &Fit| {
             let mut worst: f64 = 0.0;
@@ -347,15 +353,7 @@ mod tests {
         let g = homography_from_4(&c, &img).expect("4 points");
         let truth_lens = Lens::Division { centre: [960.0, 540.0], r0: 1101.4, l1: 0.12, l2: 0.0 };
         let lines: Vec<MatLine> = (0..4).map(|k| MatLine { a: c[k], b: c[(k + 1) % 4] }).collect();
-        let mut pts = Vec::new();
-        for (k, l) in lines.iter().enumerate() {
-            for i in 1..200 {
-                let t = i as f64 / 200.0;
-                let m = l.a + (l.b - l.a) * t;
-                let u = apply(&g, m).expect("in front");
-                pts.push(LinePoint { px: truth_lens.distort(u), line: k });
-            }
-        }
+        let pts = points_on(&lines, &g, &truth_lens);
         // Start from a deliberately wrong homography.
         let start = homography_from_4(&c, &img.map(|p| PixelPoint::new(p.x + 8.0, p.y - 6.0))).expect("4 points");
         let f = fit(&pts, &lines, &start, &Lens::Pinhole, LensFit::Division1, 1920, 1080, 0.5, 2).expect("fits");
