@@ -246,11 +246,12 @@ pub fn fit(
     let g_norm = Problem::homography(&x, n_lens);
     let g = t_img.try_inverse()? * g_norm * t_mat_inv.try_inverse()?;
     let g = g / g[(2, 2)];
+    let centre = if n_lens == 4 { [norm.cx + x[2] * norm.r0, norm.cy + x[3] * norm.r0] } else { [norm.cx, norm.cy] };
     let lens = match lens_fit {
         LensFit::Fixed => lens.clone(),
-        LensFit::Radial2Centre => Lens::Radial { centre: [norm.cx + x[2] * norm.r0, norm.cy + x[3] * norm.r0], r0: norm.r0, k1: x[0], k2: x[1] },
+        LensFit::Radial2Centre => Lens::Radial { centre, r0: norm.r0, k1: x[0], k2: x[1] },
         _ => Lens::Division {
-            centre: if n_lens == 4 { [norm.cx + x[2] * norm.r0, norm.cy + x[3] * norm.r0] } else { [norm.cx, norm.cy] },
+            centre,
             r0: norm.r0,
             l1: x[0],
             l2: if n_lens >= 2 { x[1] } else { 0.0 },

@@ -123,14 +123,6 @@ impl Lens {
         }
     }
 
-    /// The centre of distortion a self-calibrated model found, if any.
-    pub fn centre(&self) -> Option<[f64; 2]> {
-        match *self {
-            Lens::Division { centre, .. } | Lens::Radial { centre, .. } => Some(centre),
-            _ => None,
-        }
-    }
-
     /// The focal length and principal point the lens model knows, if any.
     pub fn intrinsics(&self) -> Option<(f64, f64, f64, f64)> {
         match *self {

@@ -280,9 +280,10 @@ impl FocalEvidence {
         Some(FocalEvidence { terms: constraint_terms(g), corner_jac, principal_jac })
     }
 
-    /// The constraints' residuals at w = 1/f², and their covariance under corner noise
-    /// `corner_px` and principal point error `principal_px` (one sd each, px).
-    fn residuals(&self, w: f64, corner_px: f64, principal_px: f64) -> (nalgebra::Vector2<f64>, nalgebra::Matrix2<f64>) {
+    /// How far w = 1/f² is from the constraints: the residuals' squared Mahalanobis distance under
+    /// corner noise `corner_px` and principal point error `principal_px` (one sd each, px); χ²
+    /// with two degrees of freedom when w is the truth and the noise is as stated.
+    pub fn mahalanobis2(&self, w: f64, corner_px: f64, principal_px: f64) -> f64 {
         let [a1, b1, a2, b2] = self.terms;
         let r = nalgebra::Vector2::new(a1 * w + b1, a2 * w + b2);
         let mut c = nalgebra::Matrix2::zeros();
@@ -292,22 +293,7 @@ impl FocalEvidence {
                 c += v * v.transpose();
             }
         }
-        (r, c)
-    }
-
-    /// How far w = 1/f² is from the constraints: the residuals' squared Mahalanobis distance
-    /// (χ² with two degrees of freedom when w is the truth and the noise is as stated).
-    pub fn mahalanobis2(&self, w: f64, corner_px: f64, principal_px: f64) -> f64 {
-        let (r, c) = self.residuals(w, corner_px, principal_px);
         c.try_inverse().map_or(f64::INFINITY, |ci| r.dot(&(ci * r)))
-    }
-
-    /// −2 log likelihood of w = 1/f², up to a constant: [`Self::mahalanobis2`] plus the log
-    /// determinant of the residuals' covariance, which depends on w too.
-    pub fn chi2(&self, w: f64, corner_px: f64, principal_px: f64) -> f64 {
-        let (_, c) = self.residuals(w, corner_px, principal_px);
-        let det = c.determinant();
-        if det > 0.0 { self.mahalanobis2(w, corner_px, principal_px) + det.ln() } else { f64::INFINITY }
     }
 }
 
