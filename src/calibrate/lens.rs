@@ -141,14 +141,14 @@ fn opencv_terms(x: f64, y: f64, d: &[f64; 5]) -> (f64, f64, f64) {
 
 /// For Brown's radial model in normalised units: the factor s with u = d·s, for a distorted
 /// point at squared radius `rd2`: solves ρd = ρu (1 + k1 ρu² + k2 ρu⁴) for ρu by Newton's method
-/// from the series inverse ρu ≈ ρd (1 − k1 ρd² + (3 k1² − k2) ρd⁴) (two or three steps).
+/// from ρu = ρd. (Starting from the series inverse was no faster, and with a strong lens the
+/// fit's trial parameters sent it to another root: figA's midgame-02002 lost its mat.)
 pub(crate) fn radial_undistort_scale(rd2: f64, k1: f64, k2: f64) -> f64 {
     let rd = rd2.sqrt();
     if rd < 1e-12 {
         return 1.0;
     }
-    let series = 1.0 - k1 * rd2 + (3.0 * k1 * k1 - k2) * rd2 * rd2;
-    let mut ru = if series > 0.2 { rd * series } else { rd };
+    let mut ru = rd;
     for _ in 0..20 {
         let q = ru * ru;
         let f = ru * (1.0 + k1 * q + k2 * q * q) - rd;
