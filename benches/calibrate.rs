@@ -12,7 +12,7 @@ fn calibrate(c: &mut Criterion) {
     for name in ["start-00001", "midgame-00003", "potout-00002"] {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("samples/stills/{name}.jpg"));
         let Ok(frame) = winkeye::capture::load_image(&path) else { continue };
-        let opts = CalibrateOptions { mat: MatSpec::STANDARD, corners: None, lens: None };
+        let opts = CalibrateOptions { mat: MatSpec::STANDARD, corners: None, lens: None, camera_height_mm: None };
         group.bench_function(format!("1920x1080 {name}"), |b| b.iter(|| black_box(calibrate_frame(&frame, &opts).map(|c| c.rms_px).unwrap_or(f64::NAN))));
     }
     group.finish();

@@ -31,7 +31,7 @@ fn detect(c: &mut Criterion) {
     let mut group = c.benchmark_group("detect");
     group.sample_size(20);
     for (name, frame) in frames() {
-        let opts = CalibrateOptions { mat: MatSpec::STANDARD, corners: None, lens: None };
+        let opts = CalibrateOptions { mat: MatSpec::STANDARD, corners: None, lens: None, camera_height_mm: None };
         let Ok(cal) = calibrate_frame(&frame, &opts) else { continue };
         group.bench_function(format!("winkeye {name}"), |b| b.iter(|| black_box(winkeye::detect::detect(&frame, &cal, Ruleset::Etwa2012).map(|d| d.found.len()).unwrap_or(0))));
         group.bench_function(format!("naive opencv {name}"), |b| b.iter(|| black_box(winkeye::detect::naive::naive_detect(&frame).map(|d| d.len()).unwrap_or(0))));

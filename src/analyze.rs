@@ -22,6 +22,9 @@ pub struct AnalyzeOptions {
     pub lens: Option<Lens>,
     /// The mat's corners given by hand, in contract order.
     pub corners: Option<[PixelPoint; 4]>,
+    /// The camera's height above the mat as measured, mm, used when calibrating the frame itself
+    /// (see [`CalibrateOptions::camera_height_mm`]).
+    pub camera_height_mm: Option<f64>,
     /// What goes into the document's `source`.
     pub source: Source,
 }
@@ -29,7 +32,7 @@ pub struct AnalyzeOptions {
 impl AnalyzeOptions {
     /// Defaults for a ruleset: calibrate from the frame, no lens, no corners.
     pub fn new(ruleset: Ruleset) -> AnalyzeOptions {
-        AnalyzeOptions { ruleset, calibration: None, lens: None, corners: None, source: Source::default() }
+        AnalyzeOptions { ruleset, calibration: None, lens: None, corners: None, camera_height_mm: None, source: Source::default() }
     }
 }
 
@@ -63,7 +66,7 @@ pub fn analyze_frame(bgr: &Mat, opts: &AnalyzeOptions) -> Result<Analysis, Analy
     let mut calibration = match &opts.calibration {
         Some(c) => c.clone(),
         None => {
-            let copts = CalibrateOptions { mat: opts.ruleset.spec().mat, corners: opts.corners, lens: opts.lens.clone() };
+            let copts = CalibrateOptions { mat: opts.ruleset.spec().mat, corners: opts.corners, lens: opts.lens.clone(), camera_height_mm: opts.camera_height_mm };
             calibrate::calibrate_frame(bgr, &copts)?
         }
     };

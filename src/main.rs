@@ -57,6 +57,10 @@ struct ReplayArgs {
     /// A calibration file (from `winkeye calibrate`); default: calibrate on the first still frame.
     #[arg(long, value_name = "FILE")]
     calibration: Option<PathBuf>,
+    /// The camera's height above the mat, measured (mm, to the lens; ±25 mm is plenty): without a
+    /// chessboard lens calibration, it tells the parallax correction what a camera straight overhead cannot.
+    #[arg(long, value_name = "MM", value_parser = parse_camera_height)]
+    camera_height: Option<f64>,
     /// Write the events here as JSON Lines ("-" for stdout, the default). The stream goes to OUT.partial while it runs and replaces OUT at the end.
     #[arg(long, value_name = "OUT.jsonl", default_value = "-")]
     events: PathBuf,
@@ -88,6 +92,10 @@ struct WatchArgs {
     /// A calibration file (from `winkeye calibrate`); default: calibrate on the first still frame.
     #[arg(long, value_name = "FILE")]
     calibration: Option<PathBuf>,
+    /// The camera's height above the mat, measured (mm, to the lens; ±25 mm is plenty): without a
+    /// chessboard lens calibration, it tells the parallax correction what a camera straight overhead cannot.
+    #[arg(long, value_name = "MM", value_parser = parse_camera_height)]
+    camera_height: Option<f64>,
     /// Write the events here as JSON Lines ("-" for stdout, the default). The stream goes to OUT.partial while it runs and replaces OUT when watching ends (Ctrl-C).
     #[arg(long, value_name = "OUT.jsonl", default_value = "-")]
     events: PathBuf,
@@ -127,6 +135,10 @@ struct UmpireArgs {
     /// The mat's corners in pixels (overhead frames where it is not found by itself).
     #[arg(long, value_name = "x,y;x,y;x,y;x,y", value_parser = parse_corners)]
     corners: Option<[winkeye::geometry::PixelPoint; 4]>,
+    /// The camera's height above the mat, measured (mm, to the lens; ±25 mm is plenty): without a
+    /// chessboard lens calibration, it tells the parallax correction what a camera straight overhead cannot.
+    #[arg(long, value_name = "MM", value_parser = parse_camera_height)]
+    camera_height: Option<f64>,
     /// Write the umpire document here ("-" for stdout).
     #[arg(long, value_name = "OUT")]
     json: Option<PathBuf>,
@@ -192,6 +204,10 @@ struct AnalyzeArgs {
     /// The mat's corners in pixels, in the order (−X,+Y), (+X,+Y), (+X,−Y), (−X,−Y), for frames where it is not found by itself.
     #[arg(long, value_name = "x,y;x,y;x,y;x,y", value_parser = parse_corners)]
     corners: Option<[winkeye::geometry::PixelPoint; 4]>,
+    /// The camera's height above the mat, measured (mm, to the lens; ±25 mm is plenty): without a
+    /// chessboard lens calibration, it tells the parallax correction what a camera straight overhead cannot.
+    #[arg(long, value_name = "MM", value_parser = parse_camera_height)]
+    camera_height: Option<f64>,
     /// Write the position document here ("-" for stdout).
     #[arg(long, value_name = "OUT")]
     json: Option<PathBuf>,
@@ -214,6 +230,10 @@ struct CalibrateArgs {
     /// The mat's corners in the first frame, in pixels, in the order (−X,+Y), (+X,+Y), (+X,−Y), (−X,−Y).
     #[arg(long, value_name = "x,y;x,y;x,y;x,y", value_parser = parse_corners)]
     corners: Option<[winkeye::geometry::PixelPoint; 4]>,
+    /// The camera's height above the mat, measured (mm, to the lens; ±25 mm is plenty): without a
+    /// chessboard lens calibration, it tells the parallax correction what a camera straight overhead cannot.
+    #[arg(long, value_name = "MM", value_parser = parse_camera_height)]
+    camera_height: Option<f64>,
     /// A calibration file whose lens to use (and whose mat to check against the frame).
     #[arg(long, value_name = "FILE")]
     calibration: Option<PathBuf>,
@@ -226,6 +246,25 @@ struct CalibrateArgs {
     /// Draw what was found on the frame, as a PNG.
     #[arg(long, value_name = "OUT.png")]
     overlay: Option<PathBuf>,
+}
+
+fn parse_camera_height(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(h) if h.is_finite() && (200.0..=10_000.0).contains(&h) => Ok(h),
+        _ => Err(format!("\"{s}\" is not a camera height in mm (200-10000)")),
+    }
+}
+
+/// A warning when the frame's perspective disagrees with the camera's height as given.
+fn warn_camera_height(camera: &winkeye::calibrate::pose::CameraPose) {
+    if let (Some(seen), Some(given)) = (camera.perspective_height_mm, camera.measured_height_mm) {
+        eprintln!("warning: the frame's perspective puts the camera {seen:.0} mm above the mat, not the {given:.0} mm given (--camera-height): measure to the lens, from the mat's surface");
+    }
+}
+
+/// The camera's measured height: as given, else as the calibration file recorded it.
+fn camera_height(given: Option<f64>, file: Option<&winkeye::calibrate::file::CalibrationFile>) -> Option<f64> {
+    given.or_else(|| file.and_then(|f| f.camera.as_ref()).and_then(|c| c.measured_height_mm))
 }
 
 fn parse_corners(s: &str) -> Result<[winkeye::geometry::PixelPoint; 4], String> {
@@ -257,6 +296,9 @@ struct EvalArgs {
     /// Write every frame's result here as JSON.
     #[arg(long, value_name = "OUT")]
     json: Option<PathBuf>,
+    /// Calibration: calibrate every frame as if its camera's height had been measured, off the truth by MM.
+    #[arg(long, value_name = "MM", allow_negative_numbers = true)]
+    camera_height_off: Option<f64>,
     /// Use this calibration file's lens (from chessboard shots) for every frame.
     #[arg(long, value_name = "FILE")]
     calibration: Option<PathBuf>,
@@ -393,12 +435,14 @@ fn run(cli: Cli) -> Result<()> {
 
 /// The calibration to analyse a frame with: a saved one that still fits, else the frame's own
 /// (with the saved lens, if any).
-fn analyze_options(frame: &opencv::core::Mat, path: &std::path::Path, calibration: Option<&std::path::Path>, ruleset: Ruleset, corners: Option<[winkeye::geometry::PixelPoint; 4]>) -> Result<winkeye::analyze::AnalyzeOptions> {
+fn analyze_options(frame: &opencv::core::Mat, path: &std::path::Path, calibration: Option<&std::path::Path>, ruleset: Ruleset, corners: Option<[winkeye::geometry::PixelPoint; 4]>, height: Option<f64>) -> Result<winkeye::analyze::AnalyzeOptions> {
     use winkeye::calibrate::file::CalibrationFile;
     let mut opts = winkeye::analyze::AnalyzeOptions::new(ruleset);
     opts.corners = corners;
     opts.source.path = Some(path.display().to_string());
-    if let Some(file) = calibration.map(CalibrationFile::load).transpose()? {
+    let file = calibration.map(CalibrationFile::load).transpose()?;
+    opts.camera_height_mm = camera_height(height, file.as_ref());
+    if let Some(file) = file {
         let (w, h) = (opencv::prelude::MatTraitConst::cols(frame) as u32, opencv::prelude::MatTraitConst::rows(frame) as u32);
         if (file.frame.width, file.frame.height) != (w, h) {
             anyhow::bail!("{}: the calibration is for {}x{} frames, this one is {w}x{h}", path.display(), file.frame.width, file.frame.height);
@@ -430,8 +474,11 @@ fn cmd_umpire(args: &UmpireArgs) -> Result<()> {
         let scale = Scale { method: "wink_size".into(), mm_per_px: (found.mm_per_px * 1e4).round() / 1e4, wink_sizes: Some(found.sizes.name()) };
         (found.pairs, scale, outlines)
     } else {
-        let opts = analyze_options(&frame, &args.image, args.calibration.as_deref(), args.ruleset, args.corners)?;
+        let opts = analyze_options(&frame, &args.image, args.calibration.as_deref(), args.ruleset, args.corners, args.camera_height)?;
         let analysis = winkeye::analyze::analyze_frame(&frame, &opts).with_context(|| args.image.display().to_string())?;
+    if let Some(c) = analysis.calibration.camera.as_ref() {
+        warn_camera_height(c);
+    }
         let pairs = umpire::overhead(&analysis, args.near);
         let outlines = analysis.detections.found.iter().filter_map(|f| umpire::overhead_outline(&analysis, &f.id).map(|o| (f.id.clone(), o))).collect();
         (pairs, Scale { method: "mat".into(), mm_per_px: (1e4 / analysis.detections.px_per_mm.max(1e-9)).round() / 1e4, wink_sizes: None }, outlines)
@@ -465,8 +512,11 @@ fn cmd_umpire(args: &UmpireArgs) -> Result<()> {
 
 fn cmd_analyze(args: &AnalyzeArgs) -> Result<()> {
     let frame = winkeye::capture::load_image(&args.image)?;
-    let opts = analyze_options(&frame, &args.image, args.calibration.as_deref(), args.ruleset, args.corners)?;
+    let opts = analyze_options(&frame, &args.image, args.calibration.as_deref(), args.ruleset, args.corners, args.camera_height)?;
     let analysis = winkeye::analyze::analyze_frame(&frame, &opts).with_context(|| args.image.display().to_string())?;
+    if let Some(c) = analysis.calibration.camera.as_ref() {
+        warn_camera_height(c);
+    }
     print_summary(&args.image, &analysis.position);
     if let Some(dest) = &args.json {
         write_document(dest, &analysis.position)?;
@@ -687,7 +737,7 @@ fn cmd_eval(args: &EvalArgs) -> Result<()> {
         return Ok(());
     }
     let lens = args.calibration.as_deref().map(winkeye::calibrate::file::CalibrationFile::load).transpose()?.map(|f| f.lens);
-    let results = winkeye::eval::calibration::evaluate(&cases, Ruleset::Etwa2012.spec().mat, lens, &mut |n| bar.set_position(n as u64));
+    let results = winkeye::eval::calibration::evaluate(&cases, Ruleset::Etwa2012.spec().mat, lens, args.camera_height_off, &mut |n| bar.set_position(n as u64));
     bar.finish_and_clear();
     for r in results.iter().filter(|r| r.corners_in_view && (r.error.is_some() || r.corner_max_px.unwrap_or(0.0) > 1.5)) {
         eprintln!("{}: {}", r.image, r.error.clone().unwrap_or_else(|| format!("corner error {:.2} px", r.corner_max_px.unwrap_or(0.0))));
@@ -731,7 +781,7 @@ fn cmd_calibrate(args: &CalibrateArgs) -> Result<()> {
             eprintln!("{}: the saved calibration no longer fits (the mat or camera moved): recalibrating", path.display());
         }
     }
-    let opts = CalibrateOptions { mat: args.ruleset.spec().mat, corners: args.corners, lens };
+    let opts = CalibrateOptions { mat: args.ruleset.spec().mat, corners: args.corners, lens, camera_height_mm: camera_height(args.camera_height, saved.as_ref()) };
     let cal = calibrate::calibrate_frame(frame, &opts).with_context(|| path.display().to_string())?;
     let c = &cal.corners_px;
     eprintln!(
@@ -753,6 +803,9 @@ fn cmd_calibrate(args: &CalibrateArgs) -> Result<()> {
             cam.focal_px,
             cam.focal_source
         );
+    }
+    if let Some(c) = cal.camera.as_ref() {
+        warn_camera_height(c);
     }
     match cal.pot_check {
         Some((_, off)) => eprintln!("  pot: rim found {off:.1} px from where the calibration puts it{}", if off > 4.0 { " (check the mat's centre)" } else { "" }),
@@ -795,6 +848,7 @@ fn interrupt_flag() -> Result<std::sync::Arc<std::sync::atomic::AtomicBool>> {
 /// The tracking options and calibration shared by `replay` and `watch`.
 fn tracker_for(
     calibration: Option<&std::path::Path>,
+    height: Option<f64>,
     ruleset: Ruleset,
     settle: f64,
     source_path: String,
@@ -807,7 +861,8 @@ fn tracker_for(
     let lens = file.as_ref().map(|f| f.lens.clone());
     let cal = file.as_ref().and_then(|f| f.calibration());
     let opts = TrackerOptions { settle: SettleOptions { settle_s: settle, ..SettleOptions::default() }, ruleset, source_path: Some(source_path) };
-    Ok(Tracker::new(Referee { ruleset, lens }, opts, cal))
+    let camera_height_mm = camera_height(height, file.as_ref());
+    Ok(Tracker::new(Referee { ruleset, lens, camera_height_mm }, opts, cal))
 }
 
 /// Where `winkeye replay` sends the loop's output: the event stream, the annotated video, the
@@ -856,7 +911,7 @@ fn cmd_replay(args: &ReplayArgs) -> Result<()> {
     if let Some(p) = &args.annotated {
         winkeye::track::annotate::codec_for(p)?;
     }
-    let mut tracker = tracker_for(args.calibration.as_deref(), args.ruleset, args.settle, source.describe())?;
+    let mut tracker = tracker_for(args.calibration.as_deref(), args.camera_height, args.ruleset, args.settle, source.describe())?;
     // Only the settle detector sees most frames, at a few mm a cell: decode those at a fraction
     // of full size where the source can (MJPEG), unless every frame is written out annotated.
     if let (None, Some((width, _))) = (&args.annotated, source.frame_size()) {
@@ -924,7 +979,7 @@ fn cmd_watch(args: &WatchArgs) -> Result<()> {
         CameraChoice::File(path) => CameraSource::open_file(path, args.simulate_unplug)?,
     };
     let name = source.describe();
-    let mut tracker = tracker_for(args.calibration.as_deref(), args.ruleset, args.settle, name.clone())?;
+    let mut tracker = tracker_for(args.calibration.as_deref(), args.camera_height, args.ruleset, args.settle, name.clone())?;
     let interrupted = interrupt_flag()?;
     let window = args.window && has_display();
     if args.window && !window {

@@ -18,7 +18,7 @@ fn bgr(s: &Still) -> Mat {
 }
 
 fn opts() -> CalibrateOptions {
-    CalibrateOptions { mat: MatSpec::STANDARD, corners: None, lens: None }
+    CalibrateOptions { mat: MatSpec::STANDARD, corners: None, lens: None, camera_height_mm: None }
 }
 
 /// Corner errors against the truth (under whichever half turn fits) and the mapping RMS in mm.

@@ -240,6 +240,26 @@ fn calibrate_writes_a_calibration_file() -> TestResult {
 }
 
 #[test]
+fn a_measured_camera_height_goes_into_the_calibration_file() -> TestResult {
+    use winkeye::calibrate::pose::FocalSource;
+    let dir = tempfile::tempdir()?;
+    let out = dir.path().join("mat.toml");
+    let (code, _, err) = stderr_of(winkeye().arg("calibrate").arg(still_sample("start-00001.jpg")).args(["--camera-height", "1550"]).arg("--out").arg(&out));
+    assert_eq!(code, 0, "{err}");
+    let file: winkeye::calibrate::file::CalibrationFile = toml::from_str(&std::fs::read_to_string(&out)?)?;
+    let camera = file.camera.expect("a camera");
+    assert_eq!(camera.focal_source, FocalSource::Measured);
+    assert_eq!(camera.measured_height_mm, Some(1550.0));
+    // A later frame analysed with the file, and a height no table camera has, refused.
+    let (code, _, err) = stderr_of(winkeye().arg("analyze").arg(still_sample("start-00001.jpg")).arg("--calibration").arg(&out));
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = stderr_of(winkeye().arg("analyze").arg(still_sample("start-00001.jpg")).args(["--camera-height", "15"]));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("is not a camera height"), "{err}");
+    Ok(())
+}
+
+#[test]
 fn calibrate_bad_input() -> TestResult {
     let dir = tempfile::tempdir()?;
     // Usage: malformed corners.

@@ -56,6 +56,10 @@ pub struct CalibrateOptions {
     pub corners: Option<[PixelPoint; 4]>,
     /// A lens from a chessboard calibration; otherwise the lens is fitted to the mat's edges.
     pub lens: Option<Lens>,
+    /// The camera's height above the mat as measured, mm (`--camera-height`): with no lens
+    /// calibration, it stands in for a table camera's usual height where the frame's perspective
+    /// is too weak to tell the height (a camera straight overhead).
+    pub camera_height_mm: Option<f64>,
 }
 
 /// A frame's calibration: image pixels ↔ mat millimetres.
@@ -228,7 +232,8 @@ pub fn calibrate_frame(bgr: &Mat, opts: &CalibrateOptions) -> Result<Calibration
         Lens::Division { centre, .. } | Lens::Radial { centre, .. } => PixelPoint::new(centre[0], centre[1]),
         _ => PixelPoint::new(w as f64 / 2.0, h as f64 / 2.0),
     };
-    let camera = pose::pose(&g, principal, w, h, f2.lens.intrinsics().map(|(fx, fy, _, _)| (fx + fy) / 2.0), &mat.corners());
+    let prior = opts.camera_height_mm.map_or(pose::HeightPrior::Table, |h| pose::HeightPrior::Measured { height_mm: h, sigma_mm: pose::MEASURED_HEIGHT_SIGMA_MM });
+    let camera = pose::pose(&g, principal, w, h, f2.lens.intrinsics().map(|(fx, fy, _, _)| (fx + fy) / 2.0), &mat.corners(), prior);
     // A homography no real camera over the mat could give (a mat seen from below, or nearly edge
     // on) means the edges were matched wrongly: refuse it rather than report it.
     if camera.as_ref().is_some_and(|c| c.height_mm() <= 0.0 || c.tilt_deg > MAX_TILT_DEG) {

@@ -20,7 +20,28 @@ pub enum FocalSource {
     /// given. The mat's size in the picture then gives the focal length that puts the camera at
     /// the estimated height.
     Prior,
+    /// The camera's height as measured by the user (`--camera-height`), weighed with the
+    /// homography's perspective.
+    Measured,
 }
+
+/// What is known of the camera's height before the frame is looked at.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum HeightPrior {
+    /// A table camera's usual height ([`TABLE_CAMERA_HEIGHT_MM`]).
+    Table,
+    /// Measured: the height of the lens above the mat's surface.
+    Measured {
+        /// The height, mm.
+        height_mm: f64,
+        /// One sd of the measurement, mm.
+        sigma_mm: f64,
+    },
+}
+
+/// One sd of a camera height measured with a tape, mm: to the lens's front rather than its
+/// optical centre, and across a mat that is not quite flat.
+pub const MEASURED_HEIGHT_SIGMA_MM: f64 = 25.0;
 
 /// How high a table camera looks down on the mat, in mm: overhead at 1.3–1.8 m (the domain's
 /// figures): the prior on the height when no lens calibration is given.
@@ -50,6 +71,15 @@ pub struct CameraPose {
     /// written before this field read as 0.
     #[serde(default)]
     pub height_sigma_mm: f64,
+    /// The height as the user measured it, mm (`--camera-height`), when it went into this pose:
+    /// kept so that the mat can be found again later with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_height_mm: Option<f64>,
+    /// When the measured height was given and the frame's perspective alone tells the height
+    /// well enough to disagree with it (by over three combined sds): the perspective's height, mm.
+    /// A mismeasured height (to the camera's top rather than its lens, say) is worth a warning.
+    #[serde(skip)]
+    pub perspective_height_mm: Option<f64>,
 }
 
 impl CameraPose {
@@ -100,7 +130,7 @@ impl CameraPose {
 /// Otherwise the focal length is inferred: the homography's perspective (Zhang's constraints,
 /// weighed by how the mat's corners and the principal point could be off) against a table camera's
 /// height (see [`height_posterior`]).
-pub fn pose(img_from_mat: &Matrix3<f64>, principal: PixelPoint, width: u32, height: u32, focal: Option<f64>, corners: &[MatPoint; 4]) -> Option<CameraPose> {
+pub fn pose(img_from_mat: &Matrix3<f64>, principal: PixelPoint, width: u32, height: u32, focal: Option<f64>, corners: &[MatPoint; 4], prior: HeightPrior) -> Option<CameraPose> {
     let t = Matrix3::new(1.0, 0.0, -principal.x, 0.0, 1.0, -principal.y, 0.0, 0.0, 1.0);
     let g = t * img_from_mat;
     let (f, source, sigma) = match focal {
@@ -109,12 +139,16 @@ pub fn pose(img_from_mat: &Matrix3<f64>, principal: PixelPoint, width: u32, heig
             let webcam = PRIOR_FOCAL_PER_WIDTH * width.max(height) as f64;
             let principal_px = PRINCIPAL_SIGMA_SHARE * width.max(height) as f64;
             let evidence = FocalEvidence::new(&g, corners);
-            match height_posterior(&g, evidence.as_ref(), webcam, CORNER_SIGMA_PX, principal_px) {
+            match height_posterior(&g, evidence.as_ref(), webcam, CORNER_SIGMA_PX, principal_px, prior) {
                 Some(post) => (post.focal_px, post.source, Some(post.height_sigma_mm)),
                 None => {
                     let [h_lo, h_hi] = TABLE_CAMERA_HEIGHT_MM;
-                    let f = focal_for_height(&g, 0.5 * (h_lo + h_hi), webcam).unwrap_or(webcam);
-                    (f, FocalSource::Prior, Some((h_hi - h_lo) / 12f64.sqrt()))
+                    let (h, sd, source) = match prior {
+                        HeightPrior::Table => (0.5 * (h_lo + h_hi), (h_hi - h_lo) / 12f64.sqrt(), FocalSource::Prior),
+                        HeightPrior::Measured { height_mm, sigma_mm } => (height_mm, sigma_mm, FocalSource::Measured),
+                    };
+                    let f = focal_for_height(&g, h, webcam).unwrap_or(webcam);
+                    (f, source, Some(sd))
                 }
             }
         }
@@ -124,6 +158,17 @@ pub fn pose(img_from_mat: &Matrix3<f64>, principal: PixelPoint, width: u32, heig
     p.principal_px = [principal.x, principal.y];
     // calibrateCamera's focal length is good to a fraction of a per cent.
     p.height_sigma_mm = sigma.unwrap_or(LENS_HEIGHT_SHARE * p.height_mm());
+    if let (HeightPrior::Measured { height_mm, sigma_mm }, None) = (prior, focal) {
+        p.measured_height_mm = Some(height_mm);
+        {
+            let webcam = PRIOR_FOCAL_PER_WIDTH * width.max(height) as f64;
+            let evidence = FocalEvidence::new(&g, corners);
+            let seen = height_posterior(&g, evidence.as_ref(), webcam, CORNER_SIGMA_PX, PRINCIPAL_SIGMA_SHARE * width.max(height) as f64, HeightPrior::Table);
+            p.perspective_height_mm = seen
+                .filter(|s| s.source == FocalSource::Homography && (s.height_mm - height_mm).abs() > 3.0 * s.height_sigma_mm.hypot(sigma_mm))
+                .map(|s| s.height_mm);
+        }
+    }
     Some(p)
 }
 
@@ -162,12 +207,19 @@ pub struct HeightPosterior {
 /// weighed by the prior (flat over [`TABLE_CAMERA_HEIGHT_MM`], Gaussian tails) and the constraints'
 /// likelihood. The estimate is the posterior mean of 1/H (parallax goes as 1/H); its sd the
 /// posterior's.
-pub fn height_posterior(g: &Matrix3<f64>, evidence: Option<&FocalEvidence>, start: f64, corner_px: f64, principal_px: f64) -> Option<HeightPosterior> {
-    let [h_lo, h_hi] = TABLE_CAMERA_HEIGHT_MM;
+pub fn height_posterior(g: &Matrix3<f64>, evidence: Option<&FocalEvidence>, start: f64, corner_px: f64, principal_px: f64, prior: HeightPrior) -> Option<HeightPosterior> {
+    let [h_lo, h_hi] = match prior {
+        HeightPrior::Table => TABLE_CAMERA_HEIGHT_MM,
+        HeightPrior::Measured { height_mm, .. } => [height_mm, height_mm],
+    };
+    let tail = match prior {
+        HeightPrior::Table => HEIGHT_PRIOR_TAIL_MM,
+        HeightPrior::Measured { sigma_mm, .. } => sigma_mm.max(1.0),
+    };
     let f_mid = focal_for_height(g, 0.5 * (h_lo + h_hi), start)?;
     let log_prior = |h: f64| {
         let out = if h < h_lo { h_lo - h } else if h > h_hi { h - h_hi } else { 0.0 };
-        -0.5 * (out / HEIGHT_PRIOR_TAIL_MM).powi(2)
+        -0.5 * (out / tail).powi(2)
     };
     // ln f from ln f_mid − ln 4 to + ln 4.
     const STEPS: usize = 400;
@@ -198,8 +250,11 @@ pub fn height_posterior(g: &Matrix3<f64>, evidence: Option<&FocalEvidence>, star
     }
     let (height_mm, mean) = (sw / s_inv, s_h / sw);
     let height_sigma_mm = (s_h2 / sw - mean * mean).max(0.0).sqrt();
-    let prior_sigma = (h_hi - h_lo) / 12f64.sqrt();
-    let source = if height_sigma_mm < INFORMATIVE_SHARE * prior_sigma { FocalSource::Homography } else { FocalSource::Prior };
+    let source = match prior {
+        HeightPrior::Measured { .. } => FocalSource::Measured,
+        HeightPrior::Table if height_sigma_mm < INFORMATIVE_SHARE * (h_hi - h_lo) / 12f64.sqrt() => FocalSource::Homography,
+        HeightPrior::Table => FocalSource::Prior,
+    };
     // The focal length whose height is the estimate: between the grid's neighbours.
     let k = grid.iter().position(|g| g.1 >= height_mm).unwrap_or(grid.len() - 1).max(1);
     let (a, b) = (grid[k - 1], grid[k]);
@@ -323,6 +378,8 @@ fn decompose(g: &Matrix3<f64>, f: f64) -> Option<CameraPose> {
         r_cam_from_mat: [[r[(0, 0)], r[(0, 1)], r[(0, 2)]], [r[(1, 0)], r[(1, 1)], r[(1, 2)]], [r[(2, 0)], r[(2, 1)], r[(2, 2)]]],
         tilt_deg,
         height_sigma_mm: 0.0,
+        measured_height_mm: None,
+        perspective_height_mm: None,
     })
 }
 
@@ -352,7 +409,7 @@ mod tests {
     fn recovers_the_camera_and_undoes_parallax() {
         let eye = Point3::new(180.0, -120.0, 1500.0);
         let cam = camera(eye);
-        let p = pose(&homography(&cam), PixelPoint::new(960.0, 540.0), 1920, 1080, Some(1350.0), &MatSpec::STANDARD.corners()).expect("pose");
+        let p = pose(&homography(&cam), PixelPoint::new(960.0, 540.0), 1920, 1080, Some(1350.0), &MatSpec::STANDARD.corners(), HeightPrior::Table).expect("pose");
         assert!((Point3::from(p.centre_mm) - eye).norm() < 1e-6, "{:?}", p.centre_mm);
         // A point 3 mm up near a corner: where its ray meets the mat, and back to its footprint.
         let top = Point3::new(850.0, 400.0, 3.0);
@@ -369,7 +426,7 @@ mod tests {
     #[test]
     fn a_half_turned_pose_sees_the_turned_point_at_the_same_pixel() {
         let cam = camera(Point3::new(180.0, -120.0, 1500.0));
-        let p = pose(&homography(&cam), PixelPoint::new(960.0, 540.0), 1920, 1080, Some(1350.0), &MatSpec::STANDARD.corners()).expect("pose");
+        let p = pose(&homography(&cam), PixelPoint::new(960.0, 540.0), 1920, 1080, Some(1350.0), &MatSpec::STANDARD.corners(), HeightPrior::Table).expect("pose");
         let q = p.half_turned();
         let (m, z) = (MatPoint::new(640.0, -310.0), 3.0);
         let (a, b) = (p.project(m, z).expect("in front"), q.project(m * -1.0, z).expect("in front"));
@@ -382,13 +439,13 @@ mod tests {
     fn estimates_the_focal_length_of_a_tilted_camera() {
         let corners = MatSpec::STANDARD.corners();
         let cam = camera(Point3::new(300.0, -200.0, 1450.0));
-        let p = pose(&homography(&cam), PixelPoint::new(960.0, 540.0), 1920, 1080, None, &corners).expect("pose");
+        let p = pose(&homography(&cam), PixelPoint::new(960.0, 540.0), 1920, 1080, None, &corners, HeightPrior::Table).expect("pose");
         assert_eq!(p.focal_source, FocalSource::Homography);
         assert!((p.focal_px - 1350.0).abs() < 10.0, "{}", p.focal_px);
         assert!(p.height_sigma_mm < 50.0, "{}", p.height_sigma_mm);
         // Straight overhead the homography cannot tell: the prior stands in.
         let cam = camera(Point3::new(20.0, -10.0, 1500.0));
-        let p = pose(&homography(&cam), PixelPoint::new(960.0, 540.0), 1920, 1080, None, &corners).expect("pose");
+        let p = pose(&homography(&cam), PixelPoint::new(960.0, 540.0), 1920, 1080, None, &corners, HeightPrior::Table).expect("pose");
         assert_eq!(p.focal_source, FocalSource::Prior);
         // ... and puts the camera within a table camera's range, saying how unsure that is.
         assert!((1400.0..1700.0).contains(&p.height_mm()), "{}", p.height_mm());
@@ -432,7 +489,7 @@ mod tests {
             });
             let g = homography_from_4(&corners, &img).expect("4 points");
             let principal = PixelPoint::new(960.0 + 4.0 * normal(&mut rng), 540.0 + 4.0 * normal(&mut rng));
-            let p = pose(&g, principal, 1920, 1080, None, &corners).expect("pose");
+            let p = pose(&g, principal, 1920, 1080, None, &corners, HeightPrior::Table).expect("pose");
             let true_h = cam.pose.centre_mat().z;
             if (p.height_mm() - true_h).abs() <= 2.0 * p.height_sigma_mm {
                 within += 1;
@@ -446,5 +503,49 @@ mod tests {
         }
         assert!(within as f64 >= 0.9 * n as f64, "{within} of {n} within 2 sigma");
         assert!(tilted_close as f64 >= 0.9 * tilted as f64, "{tilted_close} of {tilted} tilted cameras within 5%");
+    }
+
+    /// Straight overhead the frame cannot tell a 1.3 m camera from a 1.8 m one; a height measured
+    /// to a few centimetres can, and the correction for parallax at the mat's corner then holds to
+    /// a few hundredths of a millimetre.
+    #[test]
+    fn a_measured_height_settles_what_an_overhead_frame_cannot() {
+        let corners = MatSpec::STANDARD.corners();
+        let corner = MatPoint::new(914.4, 457.2);
+        for (true_h, measured) in [(1350.0, 1375.0), (1750.0, 1725.0), (1500.0, 1500.0)] {
+            let cam = camera(Point3::new(20.0, -10.0, true_h));
+            let g = homography(&cam);
+            let guessed = pose(&g, PixelPoint::new(960.0, 540.0), 1920, 1080, None, &corners, HeightPrior::Table).expect("pose");
+            let told = HeightPrior::Measured { height_mm: measured, sigma_mm: MEASURED_HEIGHT_SIGMA_MM };
+            let p = pose(&g, PixelPoint::new(960.0, 540.0), 1920, 1080, None, &corners, told).expect("pose");
+            assert_eq!(p.focal_source, FocalSource::Measured);
+            assert!((p.height_mm() - true_h).abs() <= (measured - true_h).abs() + 5.0, "{} against {true_h}", p.height_mm());
+            assert!((p.height_sigma_mm - MEASURED_HEIGHT_SIGMA_MM).abs() < 5.0, "{}", p.height_sigma_mm);
+            // A point 3 mm up over the corner: where the camera sees it, then back to its footprint.
+            let seen = crate::calibrate::fit::apply_inverse(&g.try_inverse().expect("invertible"), cam.project(Point3::new(corner.x, corner.y, 3.0)).expect("in front")).expect("on the mat");
+            let error = |q: &CameraPose| q.footprint(seen, 3.0).distance(corner);
+            assert!(error(&p) < 0.06, "measured: {} mm", error(&p));
+            if true_h != 1500.0 {
+                assert!(error(&guessed) > 0.1, "the table prior alone: {} mm", error(&guessed));
+            }
+        }
+    }
+
+    /// A tilted camera's perspective tells its height to a few per cent: a measured height far
+    /// from it (to the camera's top, or from the table) is flagged, a good one is not.
+    #[test]
+    fn a_measured_height_the_perspective_contradicts_is_flagged() {
+        let corners = MatSpec::STANDARD.corners();
+        let cam = camera(Point3::new(300.0, -200.0, 1450.0));
+        let g = homography(&cam);
+        let with = |h: f64| pose(&g, PixelPoint::new(960.0, 540.0), 1920, 1080, None, &corners, HeightPrior::Measured { height_mm: h, sigma_mm: MEASURED_HEIGHT_SIGMA_MM }).expect("pose");
+        let true_h = cam.pose.centre_mat().z;
+        assert_eq!(with(true_h + 20.0).perspective_height_mm, None);
+        let seen = with(true_h + 250.0).perspective_height_mm.expect("flagged");
+        assert!((seen - true_h).abs() < 50.0, "{seen} against {true_h}");
+        // With a chessboard lens the measurement is not used at all.
+        let lens = pose(&g, PixelPoint::new(960.0, 540.0), 1920, 1080, Some(1350.0), &corners, HeightPrior::Measured { height_mm: true_h + 250.0, sigma_mm: 25.0 }).expect("pose");
+        assert_eq!(lens.focal_source, FocalSource::Lens);
+        assert!((lens.height_mm() - true_h).abs() < 1e-6);
     }
 }

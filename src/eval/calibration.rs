@@ -53,17 +53,19 @@ pub struct FrameResult {
 }
 
 /// Calibrates every case and measures it against the truth.
-/// `lens` (from a chessboard calibration) is used for every frame when given.
-pub fn evaluate(cases: &[Case], mat: MatSpec, lens: Option<Lens>, progress: &mut dyn FnMut(usize)) -> Vec<FrameResult> {
+/// `lens` (from a chessboard calibration) is used for every frame when given; with
+/// `height_off_mm`, every frame is calibrated as if its camera's height had been measured (see
+/// [`CalibrateOptions::camera_height_mm`]) and found off the truth by that many mm.
+pub fn evaluate(cases: &[Case], mat: MatSpec, lens: Option<Lens>, height_off_mm: Option<f64>, progress: &mut dyn FnMut(usize)) -> Vec<FrameResult> {
     let mut out = Vec::new();
     for (i, case) in cases.iter().enumerate() {
-        out.push(one(case, mat, lens.clone()));
+        out.push(one(case, mat, lens.clone(), height_off_mm));
         progress(i + 1);
     }
     out
 }
 
-fn one(case: &Case, mat: MatSpec, lens: Option<Lens>) -> FrameResult {
+fn one(case: &Case, mat: MatSpec, lens: Option<Lens>, height_off_mm: Option<f64>) -> FrameResult {
     let cam = &case.camera;
     let truth_corners: Vec<_> = mat.corners().iter().map(|c| cam.project(Point3::new(c.x, c.y, 0.0))).collect();
     let corners_in_view = truth_corners.iter().all(|c| c.is_some_and(|c| c.x >= 0.0 && c.y >= 0.0 && c.x <= (cam.width - 1) as f64 && c.y <= (cam.height - 1) as f64));
@@ -94,7 +96,7 @@ fn one(case: &Case, mat: MatSpec, lens: Option<Lens>) -> FrameResult {
         }
     };
     let started = Instant::now();
-    let cal = calibrate_frame(&img, &CalibrateOptions { mat, corners: None, lens });
+    let cal = calibrate_frame(&img, &CalibrateOptions { mat, corners: None, lens, camera_height_mm: height_off_mm.map(|off| cam.pose.centre_mat().z + off) });
     r.ms = started.elapsed().as_secs_f64() * 1000.0;
     let cal = match cal {
         Ok(c) => c,

@@ -42,11 +42,13 @@ pub struct Referee {
     pub ruleset: Ruleset,
     /// A lens from a chessboard calibration, used when calibrating.
     pub lens: Option<Lens>,
+    /// The camera's height above the mat as measured, mm, used when calibrating.
+    pub camera_height_mm: Option<f64>,
 }
 
 impl Analyser for Referee {
     fn calibrate(&mut self, frame: &Mat) -> Result<Calibration, CalibrateError> {
-        calibrate::calibrate_frame(frame, &CalibrateOptions { mat: self.ruleset.spec().mat, corners: None, lens: self.lens.clone() })
+        calibrate::calibrate_frame(frame, &CalibrateOptions { mat: self.ruleset.spec().mat, corners: None, lens: self.lens.clone(), camera_height_mm: self.camera_height_mm })
     }
     fn still_fits(&mut self, frame: &Mat, cal: &Calibration) -> Result<bool, CalibrateError> {
         Ok(calibrate::check_fit(frame, cal)?.fits())
