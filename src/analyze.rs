@@ -93,7 +93,7 @@ pub fn analyze_frame(bgr: &Mat, opts: &AnalyzeOptions) -> Result<Analysis, Analy
             rms_px: Some(calibration.rms_px),
             extra: Default::default(),
         }),
-        ..Position::of_winks(detections.winks(), detections.squops())
+        ..Position::of_winks(detections.winks(&opts.ruleset.spec().winks), detections.squops())
     };
     let position = rules::apply(&raw, opts.ruleset)?;
     Ok(Analysis { position, calibration, detections })

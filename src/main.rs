@@ -74,7 +74,7 @@ struct ReplayArgs {
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
     stride: u64,
     /// Seconds the mat must be still before a position counts as settled.
-    #[arg(long, value_name = "S", default_value_t = 0.5)]
+    #[arg(long, value_name = "S", default_value_t = 0.5, value_parser = parse_settle)]
     settle: f64,
 }
 
@@ -112,7 +112,7 @@ struct WatchArgs {
     #[arg(long, value_name = "NAME", value_parser = parse_ruleset, default_value = "etwa-2012")]
     ruleset: Ruleset,
     /// Seconds the mat must be still before a position counts as settled.
-    #[arg(long, value_name = "S", default_value_t = 0.5)]
+    #[arg(long, value_name = "S", default_value_t = 0.5, value_parser = parse_settle)]
     settle: f64,
 }
 
@@ -126,7 +126,7 @@ struct UmpireArgs {
     /// A close-up: a hand-held photo of a few winks, no mat corner in view; the winks' known diameters set the scale.
     #[arg(long)]
     closeup: bool,
-    /// Only the pair nearest this pixel.
+    /// Only the pairs near this pixel: within 3 mm of a wink under it, or of where two winks meet (nearest first; --evidence draws the nearest).
     #[arg(long, value_name = "X,Y", value_parser = parse_point)]
     near: Option<winkeye::geometry::PixelPoint>,
     /// Ruleset (for the winks' diameters and the mat).
@@ -222,10 +222,10 @@ struct CalibrateArgs {
     #[arg(required = true)]
     images: Vec<PathBuf>,
     /// Chessboard shots among the images: inner corners as COLSxROWS (e.g. 9x6).
-    #[arg(long, value_name = "COLSxROWS", value_parser = parse_resolution, requires = "square")]
+    #[arg(long, value_name = "COLSxROWS", value_parser = parse_pattern, requires = "square")]
     chessboard: Option<(u32, u32)>,
     /// Side of a chessboard square, in mm.
-    #[arg(long, value_name = "MM", requires = "chessboard")]
+    #[arg(long, value_name = "MM", requires = "chessboard", value_parser = parse_square)]
     square: Option<f64>,
     /// The mat's corners in the first frame, in pixels, in the order (−X,+Y), (+X,+Y), (+X,−Y), (−X,−Y).
     #[arg(long, value_name = "x,y;x,y;x,y;x,y", value_parser = parse_corners)]
@@ -288,7 +288,7 @@ struct EvalArgs {
     #[arg(long, default_value = "calibration", value_parser = ["calibration", "detection", "umpire", "replay"])]
     what: String,
     /// Seconds the mat must be still before a position counts as settled (replay).
-    #[arg(long, value_name = "S", default_value_t = 0.5)]
+    #[arg(long, value_name = "S", default_value_t = 0.5, value_parser = parse_settle)]
     settle: f64,
     /// Print every frame's problems (detection).
     #[arg(long)]
@@ -371,6 +371,31 @@ fn parse_resolution(s: &str) -> Result<(u32, u32), String> {
     Ok((parse(w)?, parse(h)?))
 }
 
+/// A chessboard's inner corners, COLSxROWS: OpenCV needs at least 3 each way.
+fn parse_pattern(s: &str) -> Result<(u32, u32), String> {
+    let (c, r) = parse_resolution(s).map_err(|_| format!("\"{s}\" is not COLSxROWS (inner corners, e.g. 9x6)"))?;
+    if c < 3 || r < 3 || c > 100 || r > 100 {
+        return Err(format!("\"{s}\": a chessboard needs 3 to 100 inner corners each way"));
+    }
+    Ok((c, r))
+}
+
+/// A chessboard square's side, mm.
+fn parse_square(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v <= 1000.0 => Ok(v),
+        _ => Err(format!("\"{s}\" is not a square's side in mm (more than 0, at most 1000)")),
+    }
+}
+
+/// Seconds the mat must be still before a position counts as settled.
+fn parse_settle(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && (0.0..=60.0).contains(&v) => Ok(v),
+        _ => Err(format!("\"{s}\" is not 0-60 seconds")),
+    }
+}
+
 /// A progress bar drawn with `template` (indicatif's), on stderr.
 fn progress_bar(len: u64, template: &str) -> indicatif::ProgressBar {
     let b = indicatif::ProgressBar::new(len);
@@ -425,10 +450,8 @@ fn run(cli: Cli) -> Result<()> {
         Command::Replay(args) => cmd_replay(&args),
         Command::Watch(args) => cmd_watch(&args),
         Command::Rulesets => {
-            for r in Ruleset::ALL {
-                println!("{:<16} {}", r.name(), r.summary());
-            }
-            Ok(())
+            let text: String = Ruleset::ALL.iter().map(|r| format!("{:<16} {}\n", r.name(), r.summary())).collect();
+            to_stdout(&text)
         }
     }
 }
@@ -487,8 +510,10 @@ fn cmd_umpire(args: &UmpireArgs) -> Result<()> {
         let up = p.upper.as_ref().map(|u| format!(", {u} on top")).unwrap_or_default();
         eprintln!("{} ({}) / {} ({}): margin {:+.2} ± {:.2} mm → {}{up}", p.a, p.colours[0], p.b, p.colours[1], p.margin_mm, p.sigma_mm, p.verdict.replace('_', " "));
     }
-    if pairs.is_empty() {
-        eprintln!("{}: no two winks overlap or come within {} mm of each other", args.image.display(), umpire::REPORT_GAP_MM);
+    match (pairs.is_empty(), args.near) {
+        (true, Some(p)) => eprintln!("{}: no winks near ({2:.0}, {3:.0}) (within {1} mm) overlap or come within {4} mm of each other", args.image.display(), umpire::NEAR_MM, p.x, p.y, umpire::REPORT_GAP_MM),
+        (true, None) => eprintln!("{}: no two winks overlap or come within {} mm of each other", args.image.display(), umpire::REPORT_GAP_MM),
+        _ => {}
     }
     let doc = UmpireDoc { format: UMPIRE_FORMAT.into(), source: UmpireSource { path: args.image.display().to_string(), width: w, height: h }, scale, pairs };
     if let Some(dest) = &args.json {
@@ -498,8 +523,9 @@ fn cmd_umpire(args: &UmpireArgs) -> Result<()> {
         }
     }
     if let Some(dest) = &args.evidence {
-        // The closest call: the smallest |margin| in sigmas.
-        let Some(p) = doc.pairs.iter().min_by(|a, b| (a.margin_mm.abs() / a.sigma_mm.max(1e-6)).total_cmp(&(b.margin_mm.abs() / b.sigma_mm.max(1e-6)))) else {
+        // The pair nearest the --near pixel, else the closest call: the smallest |margin| in sigmas.
+        let nearest = args.near.and(doc.pairs.first());
+        let Some(p) = nearest.or_else(|| doc.pairs.iter().min_by(|a, b| (a.margin_mm.abs() / a.sigma_mm.max(1e-6)).total_cmp(&(b.margin_mm.abs() / b.sigma_mm.max(1e-6))))) else {
             anyhow::bail!("no pair to draw evidence for");
         };
         let find = |id: &str| outlines.iter().find(|(i, _)| i == id).map(|(_, o)| o.clone()).unwrap_or_default();
@@ -703,7 +729,7 @@ fn cmd_eval(args: &EvalArgs) -> Result<()> {
                 eprintln!("{}: {}", r.clip, r.problems.join("; "));
             }
         }
-        println!("{}", winkeye::eval::replay::table(&results, args.settle));
+        to_stdout(&format!("{}\n", winkeye::eval::replay::table(&results, args.settle)))?;
         if let Some(out) = &args.json {
             write_document(out, &results)?;
         }
@@ -714,7 +740,7 @@ fn cmd_eval(args: &EvalArgs) -> Result<()> {
     if args.what == "umpire" {
         let results = winkeye::eval::umpire::evaluate(&cases, Ruleset::Etwa2012, &mut |n| bar.set_position(n as u64));
         bar.finish_and_clear();
-        println!("{}", winkeye::eval::umpire::table(&results));
+        to_stdout(&format!("{}\n", winkeye::eval::umpire::table(&results)))?;
         if let Some(out) = &args.json {
             write_document(out, &results)?;
         }
@@ -730,7 +756,7 @@ fn cmd_eval(args: &EvalArgs) -> Result<()> {
                 eprintln!("{}: {}", r.image, r.problems.join("; "));
             }
         }
-        println!("{}", winkeye::eval::detection::table(&results));
+        to_stdout(&format!("{}\n", winkeye::eval::detection::table(&results)))?;
         if let Some(out) = &args.json {
             write_document(out, &results)?;
         }
@@ -742,7 +768,7 @@ fn cmd_eval(args: &EvalArgs) -> Result<()> {
     for r in results.iter().filter(|r| r.corners_in_view && (r.error.is_some() || r.corner_max_px.unwrap_or(0.0) > 1.5)) {
         eprintln!("{}: {}", r.image, r.error.clone().unwrap_or_else(|| format!("corner error {:.2} px", r.corner_max_px.unwrap_or(0.0))));
     }
-    println!("{}", winkeye::eval::calibration::table(&results));
+    to_stdout(&format!("{}\n", winkeye::eval::calibration::table(&results)))?;
     if let Some(out) = &args.json {
         write_document(out, &results)?;
     }
@@ -826,8 +852,14 @@ fn emit_calibration(file: &winkeye::calibrate::file::CalibrationFile, out: Optio
             winkeye::report::write_bytes(p, text.as_bytes())?;
             eprintln!("wrote {}", p.display());
         }
-        None => print!("{text}"),
+        None => to_stdout(&text)?,
     }
+    Ok(())
+}
+
+/// Text for standard output; a closed or full stdout is an error, not a panic.
+fn to_stdout(text: &str) -> Result<()> {
+    winkeye::report::write_bytes(std::path::Path::new("-"), text.as_bytes())?;
     Ok(())
 }
 
@@ -952,6 +984,10 @@ fn cmd_replay(args: &ReplayArgs) -> Result<()> {
     if let Some(p) = &args.annotated {
         eprintln!("wrote {}", p.display());
     }
+    // Footage in which the mat was never found is a failure (the events written say so too).
+    if stats.settled == 0 && stats.calibration_failed > 0 && summary.ending != Ending::Interrupted {
+        anyhow::bail!("{}: no mat found in any still frame ({} tried; the whole mat must be in view, or give --calibration)", args.video.display(), stats.calibration_failed);
+    }
     Ok(())
 }
 
@@ -963,10 +999,8 @@ fn cmd_watch(args: &WatchArgs) -> Result<()> {
         if cams.is_empty() {
             eprintln!("no cameras found");
         }
-        for c in cams {
-            println!("{:<4} {} ({})", c.index, c.name, c.description);
-        }
-        return Ok(());
+        let text: String = cams.iter().map(|c| format!("{:<4} {} ({})\n", c.index, c.name, c.description)).collect();
+        return to_stdout(&text);
     }
     // Input first: no camera fails here, before any output exists.
     let mut source = match &args.camera {

@@ -197,6 +197,45 @@ fn umpire_calls_the_clear_squop_and_says_how_sure() -> TestResult {
 }
 
 #[test]
+fn every_wink_has_a_diameter_and_an_unknown_game_is_left_out() -> TestResult {
+    // The contract lets winks in the pot leave out their centres, not their diameter.
+    let (got, _) = analyze("potout-00002")?;
+    let winks = got["winks"].as_array().ok_or("winks")?;
+    assert!(winks.iter().any(|w| w["state"] == "potted"), "a wink seen in the pot");
+    for w in winks {
+        assert!(w["diameter_mm"].as_f64().is_some_and(|d| d > 10.0), "{w}");
+    }
+    assert!(got.get("game").is_none(), "no \"game\": null");
+    Ok(())
+}
+
+#[test]
+fn umpire_near_a_wink_in_a_pile_gives_every_pair_it_is_in() -> TestResult {
+    // The wink in the most squops of a busy frame, and the pixel at its centre.
+    let (got, _) = analyze("midgame-00003")?;
+    let squops = got["squops"].as_array().ok_or("squops")?;
+    let count = |id: &str| squops.iter().filter(|s| s["upper"] == id || s["lower"] == id).count();
+    let wink = got["winks"].as_array().ok_or("winks")?.iter().filter(|w| w["id"].is_string()).max_by_key(|w| count(w["id"].as_str().unwrap_or(""))).ok_or("a wink")?;
+    let id = wink["id"].as_str().ok_or("id")?;
+    assert!(count(id) >= 2, "a wink in two squops: {squops:?}");
+    let at = format!("{},{}", wink["centre_px"][0], wink["centre_px"][1]);
+    let out = winkeye().arg("umpire").arg(still("midgame-00003.jpg")).args(["--near", &at, "--json", "-"]).output()?;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: Value = serde_json::from_slice(&out.stdout)?;
+    let pairs = doc["pairs"].as_array().ok_or("pairs")?;
+    // Every squop the wink is in is among the pairs, and every pair is near it.
+    for s in squops.iter().filter(|s| s["upper"] == id || s["lower"] == id) {
+        assert!(pairs.iter().any(|p| (p["a"] == s["upper"] && p["b"] == s["lower"]) || (p["a"] == s["lower"] && p["b"] == s["upper"])), "{s} not in {pairs:?}");
+    }
+    assert!(pairs.len() >= count(id), "{pairs:?}");
+    // Far from every wink: no pair, said in one line.
+    let (code, err) = run(winkeye().arg("umpire").arg(still("midgame-00003.jpg")).args(["--near", "5,5"]));
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("no winks near (5, 5)"), "{err}");
+    Ok(())
+}
+
+#[test]
 fn umpire_closeup_measures_the_pair_in_mm() -> TestResult {
     let dir = tempfile::tempdir()?;
     let out = dir.path().join("u.json");

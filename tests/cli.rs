@@ -161,10 +161,22 @@ fn bad_input_is_one_line_and_exit_1() {
     refused(&doc(&pair, r#"{"upper": "a", "lower": "nope"}"#), "\"nope\", which is not in");
     refused(&doc(&pair, r#"{"upper": "a", "lower": "a"}"#), "cannot squop itself");
     refused(&doc(&pair, r#"{"upper": "a", "lower": "b"}, {"upper": "b", "lower": "a"}"#), "cycle");
+    refused(&doc(&pair, r#"{"upper": "a", "lower": "b", "margin_mm": -5}"#), "squops[0].margin_mm is -5");
     let apart = [wink("a", "red", "small", 0.0), wink("b", "green", "small", 30.0)];
     refused(&doc(&apart, r#"{"upper": "a", "lower": "b"}"#), "14.0 mm apart");
     refused(&doc(&[wink("a", "red", "small", 0.0).replace("100.0]", "1e400]")], ""), "winks[0].centre_mm");
     refused(r#"{"format": "winkeye.position/1", "ruleset": "etwa-1066", "winks": []}"#, "unknown ruleset");
+}
+
+#[test]
+fn a_full_stdout_is_one_line_and_exit_1() -> TestResult {
+    for args in [vec!["rulesets".to_string()], vec!["calibrate".to_string(), still_sample("start-00001.jpg").display().to_string()]] {
+        let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("winkeye")).args(&args).stdout(std::fs::File::create("/dev/full")?).output()?;
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.trim_end().lines().last().is_some_and(|l| l.contains("standard output")) && !err.contains("panicked"), "{err}");
+    }
+    Ok(())
 }
 
 #[test]

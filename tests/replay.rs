@@ -309,3 +309,43 @@ fn eval_replay_scores_the_sample_clip() -> TestResult {
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     Ok(())
 }
+
+#[test]
+fn footage_without_a_mat_fails_in_one_line_after_writing_its_events() -> TestResult {
+    // Two seconds of a grey table (30 numbered frames a second): still, so calibration is tried,
+    // and there is no mat to find.
+    let dir = tempfile::tempdir()?;
+    let frames = dir.path().join("frames");
+    std::fs::create_dir(&frames)?;
+    for i in 0..60 {
+        image::RgbImage::from_pixel(320, 180, image::Rgb([120, 118, 115])).save(frames.join(format!("img-{i:04}.png")))?;
+    }
+    let out = dir.path().join("e.jsonl");
+    let (code, _, err) = run(winkeye().arg("replay").arg(&frames).arg("--events").arg(&out));
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(err.lines().filter(|l| l.contains("no mat found")).count(), 1, "{err}");
+    let evs = events(&out)?;
+    assert_eq!(kinds(&evs).last(), Some(&"end"), "{evs:?}");
+    assert!(kinds(&evs).contains(&"calibration_lost"), "{evs:?}");
+    Ok(())
+}
+
+#[test]
+fn a_saved_calibration_that_does_not_fit_the_footage_is_replaced() -> TestResult {
+    // A calibration made from another scene's frame: its mat lies elsewhere in the picture.
+    let dir = tempfile::tempdir()?;
+    let (video, _) = render(dir.path(), 2, "squop")?;
+    let (code, _, err) = run(winkeye().args(["synth", "--kind", "midgame", "--seed", "9", "--resolution", "640x360", "--out"]).arg(dir.path()));
+    assert_eq!(code, 0, "{err}");
+    let cal = dir.path().join("other.toml");
+    let (code, _, err) = run(winkeye().arg("calibrate").arg(dir.path().join("midgame-00009.jpg")).arg("--out").arg(&cal));
+    assert_eq!(code, 0, "{err}");
+    let out = dir.path().join("e.jsonl");
+    let (code, _, err) = run(winkeye().arg("replay").arg(&video).arg("--calibration").arg(&cal).arg("--events").arg(&out));
+    assert_eq!(code, 0, "{err}");
+    let evs = events(&out)?;
+    let k = kinds(&evs);
+    assert_eq!(&k[..2], ["calibration_lost", "calibration_ok"], "{k:?}");
+    assert!(k.iter().filter(|&&x| x == "settled").count() >= 2, "{k:?}");
+    Ok(())
+}

@@ -134,7 +134,10 @@ fn scoring_differs_between_rulesets() -> TestResult {
     // Simplified 15: the partnership of the colour with most tiddlies wins.
     let s = apply(&f1, Ruleset::EtwaSimplified)?;
     assert_eq!(game_score(&s), (1.0, 0.0));
-    assert!(s.score.as_ref().expect("score").points.is_none());
+    // The contract's per-colour points: the winning colour's share, adding up to the game score.
+    let points = s.score.as_ref().expect("score").points.clone().expect("points");
+    assert_eq!(points.values().filter(|&&p| p > 0.0).count(), 1, "{points:?}");
+    assert_eq!((points[&Colour::Blue] + points[&Colour::Red], points[&Colour::Green] + points[&Colour::Yellow]), game_score(&s));
     // Simplified 16: the first pot-out wins and ends the game.
     let s = apply(&f2, Ruleset::EtwaSimplified)?;
     assert_eq!(game_score(&s), (1.0, 0.0));

@@ -149,8 +149,9 @@ pub struct Detections {
 }
 
 impl Detections {
-    /// The winks, as the position document lists them.
-    pub fn winks(&self) -> Vec<Wink> {
+    /// The winks, as the position document lists them; winks seen in the pot, whose rims are
+    /// not measured, with their size's nominal diameter from `nominal`.
+    pub fn winks(&self, nominal: &NominalDiameters) -> Vec<Wink> {
         self.found
             .iter()
             .map(|f| {
@@ -164,7 +165,7 @@ impl Detections {
                     id: f.id.clone(),
                     colour: f.colour,
                     size: f.size,
-                    diameter_mm: f.radius_mm.map(|r| round3(2.0 * r)),
+                    diameter_mm: Some(round3(f.radius_mm.map_or(nominal.of(f.size), |r| 2.0 * r))),
                     centre_px: Some(PixelPoint::new(round3(f.centre_px.x), round3(f.centre_px.y))),
                     centre_mm: f.centre_mm.map(|c| MatPoint::new(round3(c.x), round3(c.y))),
                     level: Some(f.level),

@@ -48,14 +48,40 @@ pub fn write_bytes(path: &Path, bytes: &[u8]) -> Result<(), OutputError> {
         return out
             .write_all(bytes)
             .and_then(|_| out.flush())
-            .map_err(|source| OutputError::Write { path: path.to_owned(), source });
+            .map_err(|source| OutputError::Write { path: PathBuf::from("standard output"), source });
     }
     let write_err = |source| OutputError::Write { path: path.to_owned(), source };
-    let mut tmp = temp_file_beside(path, "").map_err(write_err)?;
+    let target = through_links(path);
+    // A FIFO or device is written as it is: renaming over it would replace it with a file.
+    if is_special(&target) {
+        let mut f = std::fs::OpenOptions::new().write(true).open(&target).map_err(write_err)?;
+        return f.write_all(bytes).and_then(|_| f.flush()).map_err(write_err);
+    }
+    let mut tmp = temp_file_beside(&target, "").map_err(write_err)?;
     tmp.write_all(bytes).map_err(write_err)?;
     tmp.as_file().sync_all().map_err(write_err)?;
-    tmp.persist(path).map_err(|e| OutputError::Persist { path: path.to_owned(), source: e.error })?;
+    tmp.persist(&target).map_err(|e| OutputError::Persist { path: path.to_owned(), source: e.error })?;
     Ok(())
+}
+
+/// Where writing to `path` should land: a symbolic link is followed (to the file it names, which
+/// may not exist yet), so that replacing the file keeps the link.
+pub fn through_links(path: &Path) -> PathBuf {
+    let mut p = path.to_owned();
+    // A loop of links is left to fail where it is opened.
+    for _ in 0..16 {
+        match std::fs::read_link(&p) {
+            Ok(t) if t.is_absolute() => p = t,
+            Ok(t) => p = p.parent().unwrap_or(Path::new(".")).join(t),
+            Err(_) => break,
+        }
+    }
+    p
+}
+
+/// Whether `path` is a FIFO, device or socket (written in place, never renamed over).
+pub fn is_special(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir())
 }
 
 /// A temporary file in the same folder as `path` (so it can be renamed over it), ending in
@@ -111,6 +137,31 @@ mod tests {
             use std::os::unix::fs::PermissionsExt;
             assert_eq!(std::fs::metadata(&path)?.permissions().mode() & 0o777, 0o644);
         }
+        Ok(())
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_is_followed_and_a_fifo_written_in_place() -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let real = dir.path().join("real.json");
+        std::fs::write(&real, "old")?;
+        let link = dir.path().join("link.json");
+        std::os::unix::fs::symlink("real.json", &link)?;
+        write_bytes(&link, b"new")?;
+        assert!(std::fs::symlink_metadata(&link)?.file_type().is_symlink(), "the link is kept");
+        assert_eq!(std::fs::read_to_string(&real)?, "new");
+        // A FIFO: a reader gets the bytes, and the FIFO is still one afterwards.
+        let fifo = dir.path().join("fifo");
+        assert!(std::process::Command::new("mkfifo").arg(&fifo).status()?.success());
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::read(fifo))
+        };
+        write_bytes(&fifo, b"through")?;
+        assert_eq!(reader.join().map_err(|_| "reader panicked")??, b"through");
+        use std::os::unix::fs::FileTypeExt;
+        assert!(std::fs::metadata(&fifo)?.file_type().is_fifo());
         Ok(())
     }
 

@@ -510,8 +510,8 @@ pub struct Position {
     /// Winks per colour and state.
     #[serde(default)]
     pub counts: Option<Counts>,
-    /// What a still frame cannot show.
-    #[serde(default)]
+    /// What a still frame cannot show (left out when nothing is known).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub game: Option<Game>,
     /// The rules' findings. On reading, flags of kinds this version does not know are dropped.
     #[serde(default, deserialize_with = "known_flags")]
@@ -782,6 +782,10 @@ impl Position {
         for (i, s) in self.squops.iter().enumerate() {
             if let Some(m) = s.margin_mm {
                 finite(format!("squops[{i}].margin_mm"), &[m])?;
+                // The overlap depth of the two footprints: a squop has one.
+                if m <= 0.0 {
+                    return Err(PositionError::OutOfRange { field: format!("squops[{i}].margin_mm"), value: m, range: "more than 0 mm (the footprints' overlap)" });
+                }
             }
             if let Some(c) = s.confidence {
                 finite(format!("squops[{i}].confidence"), &[c])?;

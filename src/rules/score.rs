@@ -111,7 +111,9 @@ pub fn score(board: &Board, rule: ScoringRule, pot_outs: &[Vec<Colour>], is_fina
         }
         ScoringRule::Simplified => {
             // 15, 16: the partnership of the first colour to pot out, or of the colour with most
-            // tiddlies, wins; the winner scores 1, a shared win ½ each.
+            // tiddlies, wins; the winner scores 1, a shared win ½ each. The rules score no colour
+            // on its own; each winning colour's share is given as its points, so that partners'
+            // points add up to the game score as under the other rules.
             let (method, winners): (ScoreMethod, Vec<Colour>) = match pot_outs.first() {
                 Some(first) => (ScoreMethod::PotOut, first.clone()),
                 None => {
@@ -127,7 +129,16 @@ pub fn score(board: &Board, rule: ScoringRule, pot_outs: &[Vec<Colour>], is_fina
             for p in &sides {
                 game_score.insert(*p, 1.0 / sides.len() as f64);
             }
-            Score { method, is_final, tiddlies: Some(t), points: None, game_score }
+            // Winning colours in one partnership share its point; a win shared across the
+            // partnerships gives each side's winners half.
+            let points = Colour::ALL
+                .iter()
+                .map(|&c| {
+                    let mates = winners.iter().filter(|w| w.partnership() == c.partnership()).count();
+                    (c, if winners.contains(&c) { game_score[&c.partnership()] / mates as f64 } else { 0.0 })
+                })
+                .collect();
+            Score { method, is_final, tiddlies: Some(t), points: Some(points), game_score }
         }
     }
 }

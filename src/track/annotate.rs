@@ -134,8 +134,9 @@ impl AnnotatedWriter {
         let code = VideoWriter::fourcc(fourcc[0], fourcc[1], fourcc[2], fourcc[3]).map_err(ocv)?;
         // The partial keeps the extension: OpenCV picks the container by it. A FIFO or device is
         // written directly (renaming over it would replace it).
+        let path = &crate::report::output::through_links(path);
         let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-        let special = std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir());
+        let special = crate::report::output::is_special(path);
         let partial = if special { path.to_owned() } else { path.with_file_name(format!(".{stem}.partial.{ext}")) };
         let writer = VideoWriter::new(&partial, code, fps, Size::new(size.0 as i32, size.1 as i32), true).map_err(ocv)?;
         if !writer.is_opened().map_err(ocv)? {

@@ -184,8 +184,10 @@ impl EventSink {
         if path.as_os_str() == "-" {
             return Ok(EventSink { target: Target::Stdout, written: 0 });
         }
-        // A FIFO or device is written as it is: renaming over it would replace it with a file.
-        if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+        // A FIFO or device is written as it is: renaming over it would replace it with a file. A
+        // link is followed, so that the file it names is replaced and the link kept.
+        let path = &crate::report::output::through_links(path);
+        if crate::report::output::is_special(path) {
             let file = std::fs::OpenOptions::new().write(true).open(path).map_err(|source| EventError::Create { path: path.to_owned(), source })?;
             return Ok(EventSink { target: Target::Special { file, path: path.to_owned() }, written: 0 });
         }

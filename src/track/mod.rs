@@ -105,6 +105,8 @@ pub struct TrackStats {
     pub refused: u64,
     /// Settled frames whose analysis failed.
     pub analysis_failed: u64,
+    /// Still frames in which the mat could not be calibrated.
+    pub calibration_failed: u64,
 }
 
 /// Drives settle detection, calibration, analysis and tracking over a stream of frames.
@@ -219,6 +221,7 @@ impl<A: Analyser> Tracker<A> {
                 true
             }
             Err(e) => {
+                self.stats.calibration_failed += 1;
                 self.lose_calibration(frame, format!("cannot calibrate: {e}"), out);
                 false
             }
@@ -291,6 +294,17 @@ impl<A: Analyser> Tracker<A> {
             if !self.recalibrate(frame, factor, out) {
                 self.detector.refuse();
                 return;
+            }
+            checked = true;
+        } else if self.cal_state == CalState::Unknown {
+            // A calibration handed in (from a file) is checked on the first still frame, before
+            // anything is judged inside the mat it puts in the picture.
+            if !self.fits(frame) {
+                self.lose_calibration(frame, "the saved calibration does not fit this footage (the mat or the camera moved)".into(), out);
+                if !self.recalibrate(frame, factor, out) {
+                    self.detector.refuse();
+                    return;
+                }
             }
             checked = true;
         }

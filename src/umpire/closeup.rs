@@ -5,10 +5,11 @@
 //! outlines and scaled to the plane.
 
 use super::view::{radius_along, PlaneView, WinkShape};
-use super::{keep_nearest, Outline, Pair, REPORT_GAP_MM};
+use super::{distance_to_pair, nearest_first, Outline, Pair, NEAR_MM, REPORT_GAP_MM};
 use crate::detect::colour::{ColourModel, Lab};
 use crate::detect::fit::{ray_edges_with, Beyond, EdgeMeasure, RIM_ROUNDING, THICKNESS_MM};
 use crate::detect::sample::LinearView;
+use crate::geometry::plane::fit_circle;
 use crate::geometry::PixelPoint;
 use crate::report::position::{Colour, NominalDiameters, WinkSize};
 use opencv::core::{Mat, Point, Vector};
@@ -159,9 +160,17 @@ pub fn closeup(
                 (mc.0 / n) * scale as f64 + (scale as f64 - 1.0) / 2.0,
                 (mc.1 / n) * scale as f64 + (scale as f64 - 1.0) / 2.0,
             );
-            let r0 = (area / std::f64::consts::PI).sqrt() * scale as f64;
-            if let Some(wk) = fit_close(&view, &model, colour, centre, r0) {
-                winks.push(wk);
+            // Two winks of one colour that overlap are one region, pinched where their rims
+            // cross: split there, each part's arc of rim starts its own fit.
+            let starts = match split_at_necks(&c, area)? {
+                Some(arcs) => arcs.iter().filter_map(|arc| fit_circle(arc)).collect(),
+                None => vec![((centre - PixelPoint::new((scale as f64 - 1.0) / 2.0, (scale as f64 - 1.0) / 2.0)) * (1.0 / scale as f64), (area / std::f64::consts::PI).sqrt())],
+            };
+            for (ctr, r) in starts {
+                let at = PixelPoint::new(ctr.x * scale as f64 + (scale as f64 - 1.0) / 2.0, ctr.y * scale as f64 + (scale as f64 - 1.0) / 2.0);
+                if let Some(wk) = fit_close(&view, &model, colour, at, r * scale as f64) {
+                    winks.push(wk);
+                }
             }
         }
     }
@@ -227,10 +236,9 @@ pub fn closeup(
     for i in 0..n {
         for j in i + 1..n {
             let (a, b) = (&winks[i], &winks[j]);
-            if let Some(p) = near {
-                if ((a.centre + b.centre) * 0.5).distance(p) > a.axes.0 + b.axes.0 + 10.0 {
-                    continue;
-                }
+            let how_near = near.map(|p| distance_to_pair(p, (a.centre, a.axes.0), (b.centre, b.axes.0)));
+            if how_near.is_some_and(|d| d * mm_per_px > NEAR_MM) {
+                continue;
             }
             // Felt between them, where neither rests on a third wink: they do not rest on each other.
             let felt = if raised[i] || raised[j] { None } else { felt_chroma.and_then(|f| felt_between(&view, f, a, b)) };
@@ -255,13 +263,10 @@ pub fn closeup(
             pair.felt_between = felt.map(super::round3);
             let hide = THICKNESS_MM * plane.tilt_at((a.centre + b.centre) * 0.5).tan();
             weigh_felt(&mut pair, felt, SEEN_GAP_PX * mm_per_px, hide);
-            pairs.push(pair);
+            pairs.push((how_near, pair));
         }
     }
-    if let Some(p) = near {
-        keep_nearest(&mut pairs, p);
-    }
-    Ok(Closeup { pairs, mm_per_px, winks, sizes })
+    Ok(Closeup { pairs: nearest_first(pairs), mm_per_px, winks, sizes })
 }
 
 /// What a close-up found.
@@ -580,6 +585,46 @@ const ROUNDNESS_SIGMA_MM: f64 = 0.05;
 
 /// Fits an ellipse to a close-up wink's rim: ray edges, then OpenCV's `fitEllipse` on those that
 /// face the background, twice (the second round from the first's centre).
+/// The contour of one colour's region split where it is pinched: two convexity defects each
+/// deeper than [`NECK_DEPTH_SHARE`] of the region's equivalent radius (where the rims of two
+/// overlapping winks cross) cut it into two arcs, each a part of one wink's rim. `None` when the
+/// region is not pinched twice (one wink, whole or bitten by another colour's).
+fn split_at_necks(c: &Vector<Point>, area: f64) -> opencv::Result<Option<[Vec<PixelPoint>; 2]>> {
+    let mut hull: Vector<i32> = Vector::new();
+    imgproc::convex_hull(c, &mut hull, false, false)?;
+    if hull.len() < 3 {
+        return Ok(None);
+    }
+    let mut defects: Vector<opencv::core::Vec4i> = Vector::new();
+    // OpenCV wants the hull's indices in the contour's own order.
+    let mut idx: Vec<i32> = hull.iter().collect();
+    idx.sort_unstable();
+    idx.dedup();
+    let hull: Vector<i32> = idx.into_iter().collect();
+    if imgproc::convexity_defects(c, &hull, &mut defects).is_err() {
+        return Ok(None);
+    }
+    let least = NECK_DEPTH_SHARE * (area / std::f64::consts::PI).sqrt();
+    let mut deep: Vec<(f64, usize)> = defects.iter().map(|d| (d[3] as f64 / 256.0, d[2] as usize)).filter(|(depth, _)| *depth >= least).collect();
+    if deep.len() != 2 {
+        return Ok(None);
+    }
+    deep.sort_by_key(|d| d.1);
+    let (a, b) = (deep[0].1, deep[1].1);
+    let pts: Vec<PixelPoint> = c.iter().map(|p| PixelPoint::new(p.x as f64, p.y as f64)).collect();
+    let first: Vec<PixelPoint> = pts[a..=b].to_vec();
+    let second: Vec<PixelPoint> = pts[b..].iter().chain(&pts[..=a]).copied().collect();
+    if first.len() < 8 || second.len() < 8 {
+        return Ok(None);
+    }
+    Ok(Some([first, second]))
+}
+
+/// A pinch counts as two rims crossing when it is at least this share of the region's equivalent
+/// radius deep: two winks overlapping by a third of a diameter pinch their union by about a fifth
+/// of its radius, a bite out of one wink by another colour's is one defect, not two.
+const NECK_DEPTH_SHARE: f64 = 0.08;
+
 fn fit_close(
     view: &LinearView<'_>,
     model: &ColourModel,
@@ -903,5 +948,28 @@ mod tests {
         let mut p = pair(-0.1, "too_close_to_call");
         weigh_felt(&mut p, None, 0.4, 0.5);
         assert_eq!(p.verdict, "too_close_to_call");
+    }
+
+    /// Two blue winks of one size overlapping by a quarter of their diameter are one blue region
+    /// in the picture: split where it is pinched, both are found and their overlap measured. A
+    /// wink with a bite out of it (another colour's wink over it) is one pinch, and stays whole.
+    #[test]
+    fn two_overlapping_winks_of_one_colour_are_found_apart() {
+        use opencv::core::{Point, Scalar, CV_8UC3};
+        let draw = |second: Scalar| {
+            let mut img = Mat::new_rows_cols_with_default(400, 600, CV_8UC3, Scalar::new(150.0, 185.0, 215.0, 0.0)).expect("frame");
+            // Radius 80 px (a small wink at 10 px/mm), centres 140 px apart: 2 mm of overlap.
+            imgproc::circle(&mut img, Point::new(230, 200), 80, Scalar::new(200.0, 80.0, 30.0, 0.0), -1, imgproc::LINE_AA, 0).expect("a");
+            imgproc::circle(&mut img, Point::new(370, 200), 80, second, -1, imgproc::LINE_AA, 0).expect("b");
+            imgproc::circle(&mut img, Point::new(370, 200), 80, Scalar::new(120.0, 50.0, 20.0, 0.0), 3, imgproc::LINE_AA, 0).expect("rim");
+            img
+        };
+        let found = closeup(&draw(Scalar::new(200.0, 80.0, 30.0, 0.0)), &NominalDiameters::STANDARD, None, Some(WinkSize::Small)).expect("two winks");
+        assert_eq!(found.winks.len(), 2, "{:?}", found.winks.iter().map(|w| w.centre).collect::<Vec<_>>());
+        let pair = found.pairs.first().expect("a pair");
+        assert!((pair.margin_mm - 2.0).abs() < 0.4, "margin {} mm", pair.margin_mm);
+        // A red wink over the blue one: the blue region has one bite, and is one wink.
+        let found = closeup(&draw(Scalar::new(40.0, 30.0, 220.0, 0.0)), &NominalDiameters::STANDARD, None, Some(WinkSize::Small)).expect("two winks");
+        assert_eq!(found.winks.len(), 2);
     }
 }

@@ -185,7 +185,7 @@ pub fn overhead(analysis: &Analysis, near: Option<PixelPoint>) -> Vec<Pair> {
     let found = &analysis.detections.found;
     let ppm = analysis.detections.px_per_mm.max(1e-6);
     let cal_sigma = analysis.calibration.rms_px / ppm * 0.5;
-    let mut pairs = Vec::new();
+    let mut pairs: Vec<(Option<f64>, Pair)> = Vec::new();
     for i in 0..found.len() {
         for j in i + 1..found.len() {
             let (a, b) = (&found[i], &found[j]);
@@ -196,24 +196,19 @@ pub fn overhead(analysis: &Analysis, near: Option<PixelPoint>) -> Vec<Pair> {
             if m <= -REPORT_GAP_MM {
                 continue;
             }
-            if let Some(p) = near {
-                let mid = (a.centre_px + b.centre_px) * 0.5;
-                if mid.distance(p) > a.radius_px + b.radius_px + 10.0 {
-                    continue;
-                }
+            let how_near = near.map(|p| distance_to_pair(p, (a.centre_px, a.radius_px), (b.centre_px, b.radius_px)));
+            if how_near.is_some_and(|d| d > NEAR_MM * ppm) {
+                continue;
             }
             let tilt = |f: &Found| if f.level > 0 { TILT_SIGMA_MM } else { 0.0 };
             let sigma = (centre_sigma(a, ppm).powi(2) + centre_sigma(b, ppm).powi(2) + 2.0 * DIAMETER_SIGMA_MM.powi(2) + tilt(a).powi(2) + tilt(b).powi(2) + cal_sigma.powi(2)).sqrt();
             let sq = analysis.detections.squops.iter().find(|s| (s.upper == i && s.lower == j) || (s.upper == j && s.lower == i));
             let upper = sq.filter(|s| s.confidence >= MIN_UPPER_CONFIDENCE).map(|s| found[s.upper].id.as_str());
             let named = sq.map(|s| (round3(s.confidence), s.evidence.to_string()));
-            pairs.push(Pair::called((&a.id, a.centre_px, a.colour), (&b.id, b.centre_px, b.colour), m, sigma, upper, named));
+            pairs.push((how_near, Pair::called((&a.id, a.centre_px, a.colour), (&b.id, b.centre_px, b.colour), m, sigma, upper, named)));
         }
     }
-    if let Some(p) = near {
-        keep_nearest(&mut pairs, p);
-    }
-    pairs
+    nearest_first(pairs)
 }
 
 /// The margin of two real winks from that of their nominal footprints (radii `ra`, `rb`, mm): each
@@ -222,11 +217,24 @@ pub fn real_margin(nominal_margin: f64, ra: f64, rb: f64) -> f64 {
     nominal_margin - (1.0 - REAL_DIAMETER_SHARE) * (ra + rb)
 }
 
-/// Keeps only the pair whose midpoint is nearest `p` (`--near`).
-pub fn keep_nearest(pairs: &mut Vec<Pair>, p: PixelPoint) {
-    let mid = |x: &Pair| PixelPoint::new((x.a_px[0] + x.b_px[0]) / 2.0, (x.a_px[1] + x.b_px[1]) / 2.0).distance(p);
-    pairs.sort_by(|x, y| mid(x).total_cmp(&mid(y)));
-    pairs.truncate(1);
+/// `--near X,Y` keeps the pairs within this many mm of the pixel: a wink under it (or nearly)
+/// and every wink it overlaps or nearly touches, or two winks meeting there.
+pub const NEAR_MM: f64 = 3.0;
+
+/// How far pixel `p` is from a pair of outlines (centre, radius; px): from the nearer outline
+/// (0 inside it) or from where the two meet (midway between the rims on the line of centres),
+/// whichever is less.
+pub fn distance_to_pair(p: PixelPoint, (ca, ra): (PixelPoint, f64), (cb, rb): (PixelPoint, f64)) -> f64 {
+    let d = ca.distance(cb);
+    let meet = if d > 1e-9 { ca + (cb - ca) * ((ra + d - rb) / 2.0 / d) } else { ca };
+    (p.distance(ca) - ra).min(p.distance(cb) - rb).max(0.0).min(p.distance(meet))
+}
+
+/// The pairs in order: with `--near`, nearest the pixel first (each tagged with its distance);
+/// else as found.
+pub fn nearest_first(mut pairs: Vec<(Option<f64>, Pair)>) -> Vec<Pair> {
+    pairs.sort_by(|x, y| x.0.unwrap_or(0.0).total_cmp(&y.0.unwrap_or(0.0)));
+    pairs.into_iter().map(|(_, p)| p).collect()
 }
 
 /// An outline in the frame, as a closed polyline.
