@@ -68,7 +68,14 @@ proptest! {
         let expected = if ruleset == Ruleset::EtwaSimplified { 1.0 } else { 7.0 };
         prop_assert!((total - expected).abs() < 1e-9, "{ruleset}: game score sums to {total}");
         if let Some(points) = &score.points {
-            prop_assert!((points.values().sum::<f64>() - 7.0).abs() < 1e-9);
+            prop_assert!((points.values().sum::<f64>() - expected).abs() < 1e-9, "{ruleset}: points sum to {}", points.values().sum::<f64>());
+            // Under etwa-simplified the points are each winning colour's share of the game score.
+            if ruleset == Ruleset::EtwaSimplified {
+                for (p, g) in &score.game_score {
+                    let share: f64 = points.iter().filter(|(c, _)| c.partnership() == *p).map(|(_, v)| v).sum();
+                    prop_assert!((share - g).abs() < 1e-9, "{ruleset}: {p:?} points {share} against game score {g}");
+                }
+            }
         }
         let counts = out.counts.as_ref().expect("counts");
         for c in Colour::ALL {
