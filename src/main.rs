@@ -57,10 +57,8 @@ struct ReplayArgs {
     /// A calibration file (from `winkeye calibrate`); default: calibrate on the first still frame.
     #[arg(long, value_name = "FILE")]
     calibration: Option<PathBuf>,
-    /// The camera's height above the mat, measured (mm, to the lens; ±25 mm is plenty): without a
-    /// chessboard lens calibration, it tells the parallax correction what a camera straight overhead cannot.
-    #[arg(long, value_name = "MM", value_parser = parse_camera_height)]
-    camera_height: Option<f64>,
+    #[command(flatten)]
+    height: CameraHeightArg,
     /// Write the events here as JSON Lines ("-" for stdout, the default). The stream goes to OUT.partial while it runs and replaces OUT at the end.
     #[arg(long, value_name = "OUT.jsonl", default_value = "-")]
     events: PathBuf,
@@ -92,10 +90,8 @@ struct WatchArgs {
     /// A calibration file (from `winkeye calibrate`); default: calibrate on the first still frame.
     #[arg(long, value_name = "FILE")]
     calibration: Option<PathBuf>,
-    /// The camera's height above the mat, measured (mm, to the lens; ±25 mm is plenty): without a
-    /// chessboard lens calibration, it tells the parallax correction what a camera straight overhead cannot.
-    #[arg(long, value_name = "MM", value_parser = parse_camera_height)]
-    camera_height: Option<f64>,
+    #[command(flatten)]
+    height: CameraHeightArg,
     /// Write the events here as JSON Lines ("-" for stdout, the default). The stream goes to OUT.partial while it runs and replaces OUT when watching ends (Ctrl-C).
     #[arg(long, value_name = "OUT.jsonl", default_value = "-")]
     events: PathBuf,
@@ -135,10 +131,8 @@ struct UmpireArgs {
     /// The mat's corners in pixels (overhead frames where it is not found by itself).
     #[arg(long, value_name = "x,y;x,y;x,y;x,y", value_parser = parse_corners)]
     corners: Option<[winkeye::geometry::PixelPoint; 4]>,
-    /// The camera's height above the mat, measured (mm, to the lens; ±25 mm is plenty): without a
-    /// chessboard lens calibration, it tells the parallax correction what a camera straight overhead cannot.
-    #[arg(long, value_name = "MM", value_parser = parse_camera_height)]
-    camera_height: Option<f64>,
+    #[command(flatten)]
+    height: CameraHeightArg,
     /// Write the umpire document here ("-" for stdout).
     #[arg(long, value_name = "OUT")]
     json: Option<PathBuf>,
@@ -190,6 +184,15 @@ fn parse_point(s: &str) -> Result<winkeye::geometry::PixelPoint, String> {
     if x.is_finite() && y.is_finite() { Ok(winkeye::geometry::PixelPoint::new(x, y)) } else { Err(bad()) }
 }
 
+/// `--camera-height`, shared by every command that calibrates frames.
+#[derive(clap::Args)]
+struct CameraHeightArg {
+    /// The camera's height above the mat, measured (mm, to the lens; ±25 mm is plenty): without a
+    /// chessboard lens calibration, it tells the parallax correction what a camera straight overhead cannot.
+    #[arg(long, value_name = "MM", value_parser = parse_camera_height)]
+    camera_height: Option<f64>,
+}
+
 #[derive(clap::Args)]
 struct AnalyzeArgs {
     /// The frame (JPEG, PNG, …).
@@ -204,10 +207,8 @@ struct AnalyzeArgs {
     /// The mat's corners in pixels, in the order (−X,+Y), (+X,+Y), (+X,−Y), (−X,−Y), for frames where it is not found by itself.
     #[arg(long, value_name = "x,y;x,y;x,y;x,y", value_parser = parse_corners)]
     corners: Option<[winkeye::geometry::PixelPoint; 4]>,
-    /// The camera's height above the mat, measured (mm, to the lens; ±25 mm is plenty): without a
-    /// chessboard lens calibration, it tells the parallax correction what a camera straight overhead cannot.
-    #[arg(long, value_name = "MM", value_parser = parse_camera_height)]
-    camera_height: Option<f64>,
+    #[command(flatten)]
+    height: CameraHeightArg,
     /// Write the position document here ("-" for stdout).
     #[arg(long, value_name = "OUT")]
     json: Option<PathBuf>,
@@ -230,10 +231,8 @@ struct CalibrateArgs {
     /// The mat's corners in the first frame, in pixels, in the order (−X,+Y), (+X,+Y), (+X,−Y), (−X,−Y).
     #[arg(long, value_name = "x,y;x,y;x,y;x,y", value_parser = parse_corners)]
     corners: Option<[winkeye::geometry::PixelPoint; 4]>,
-    /// The camera's height above the mat, measured (mm, to the lens; ±25 mm is plenty): without a
-    /// chessboard lens calibration, it tells the parallax correction what a camera straight overhead cannot.
-    #[arg(long, value_name = "MM", value_parser = parse_camera_height)]
-    camera_height: Option<f64>,
+    #[command(flatten)]
+    height: CameraHeightArg,
     /// A calibration file whose lens to use (and whose mat to check against the frame).
     #[arg(long, value_name = "FILE")]
     calibration: Option<PathBuf>,
@@ -497,7 +496,7 @@ fn cmd_umpire(args: &UmpireArgs) -> Result<()> {
         let scale = Scale { method: "wink_size".into(), mm_per_px: (found.mm_per_px * 1e4).round() / 1e4, wink_sizes: Some(found.sizes.name()) };
         (found.pairs, scale, outlines)
     } else {
-        let opts = analyze_options(&frame, &args.image, args.calibration.as_deref(), args.ruleset, args.corners, args.camera_height)?;
+        let opts = analyze_options(&frame, &args.image, args.calibration.as_deref(), args.ruleset, args.corners, args.height.camera_height)?;
         let analysis = winkeye::analyze::analyze_frame(&frame, &opts).with_context(|| args.image.display().to_string())?;
     if let Some(c) = analysis.calibration.camera.as_ref() {
         warn_camera_height(c);
@@ -538,7 +537,7 @@ fn cmd_umpire(args: &UmpireArgs) -> Result<()> {
 
 fn cmd_analyze(args: &AnalyzeArgs) -> Result<()> {
     let frame = winkeye::capture::load_image(&args.image)?;
-    let opts = analyze_options(&frame, &args.image, args.calibration.as_deref(), args.ruleset, args.corners, args.camera_height)?;
+    let opts = analyze_options(&frame, &args.image, args.calibration.as_deref(), args.ruleset, args.corners, args.height.camera_height)?;
     let analysis = winkeye::analyze::analyze_frame(&frame, &opts).with_context(|| args.image.display().to_string())?;
     if let Some(c) = analysis.calibration.camera.as_ref() {
         warn_camera_height(c);
@@ -807,7 +806,7 @@ fn cmd_calibrate(args: &CalibrateArgs) -> Result<()> {
             eprintln!("{}: the saved calibration no longer fits (the mat or camera moved): recalibrating", path.display());
         }
     }
-    let opts = CalibrateOptions { mat: args.ruleset.spec().mat, corners: args.corners, lens, camera_height_mm: camera_height(args.camera_height, saved.as_ref()) };
+    let opts = CalibrateOptions { mat: args.ruleset.spec().mat, corners: args.corners, lens, camera_height_mm: camera_height(args.height.camera_height, saved.as_ref()) };
     let cal = calibrate::calibrate_frame(frame, &opts).with_context(|| path.display().to_string())?;
     let c = &cal.corners_px;
     eprintln!(
@@ -943,7 +942,7 @@ fn cmd_replay(args: &ReplayArgs) -> Result<()> {
     if let Some(p) = &args.annotated {
         winkeye::track::annotate::codec_for(p)?;
     }
-    let mut tracker = tracker_for(args.calibration.as_deref(), args.camera_height, args.ruleset, args.settle, source.describe())?;
+    let mut tracker = tracker_for(args.calibration.as_deref(), args.height.camera_height, args.ruleset, args.settle, source.describe())?;
     // Only the settle detector sees most frames, at a few mm a cell: decode those at a fraction
     // of full size where the source can (MJPEG), unless every frame is written out annotated.
     if let (None, Some((width, _))) = (&args.annotated, source.frame_size()) {
@@ -1013,7 +1012,7 @@ fn cmd_watch(args: &WatchArgs) -> Result<()> {
         CameraChoice::File(path) => CameraSource::open_file(path, args.simulate_unplug)?,
     };
     let name = source.describe();
-    let mut tracker = tracker_for(args.calibration.as_deref(), args.camera_height, args.ruleset, args.settle, name.clone())?;
+    let mut tracker = tracker_for(args.calibration.as_deref(), args.height.camera_height, args.ruleset, args.settle, name.clone())?;
     let interrupted = interrupt_flag()?;
     let window = args.window && has_display();
     if args.window && !window {

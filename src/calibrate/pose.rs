@@ -133,13 +133,21 @@ impl CameraPose {
 pub fn pose(img_from_mat: &Matrix3<f64>, principal: PixelPoint, width: u32, height: u32, focal: Option<f64>, corners: &[MatPoint; 4], prior: HeightPrior) -> Option<CameraPose> {
     let t = Matrix3::new(1.0, 0.0, -principal.x, 0.0, 1.0, -principal.y, 0.0, 0.0, 1.0);
     let g = t * img_from_mat;
+    // With a measured height: the height the perspective alone gives, when it contradicts it.
+    let mut contradicted = None;
     let (f, source, sigma) = match focal {
         Some(f) => (f, FocalSource::Lens, None),
         None => {
             let webcam = PRIOR_FOCAL_PER_WIDTH * width.max(height) as f64;
             let principal_px = PRINCIPAL_SIGMA_SHARE * width.max(height) as f64;
             let evidence = FocalEvidence::new(&g, corners);
-            match height_posterior(&g, evidence.as_ref(), webcam, CORNER_SIGMA_PX, principal_px, prior) {
+            let posterior = |prior| height_posterior(&g, evidence.as_ref(), webcam, CORNER_SIGMA_PX, principal_px, prior);
+            if let HeightPrior::Measured { height_mm, sigma_mm } = prior {
+                contradicted = posterior(HeightPrior::Table)
+                    .filter(|s| s.source == FocalSource::Homography && (s.height_mm - height_mm).abs() > 3.0 * s.height_sigma_mm.hypot(sigma_mm))
+                    .map(|s| s.height_mm);
+            }
+            match posterior(prior) {
                 Some(post) => (post.focal_px, post.source, Some(post.height_sigma_mm)),
                 None => {
                     let [h_lo, h_hi] = TABLE_CAMERA_HEIGHT_MM;
@@ -158,17 +166,10 @@ pub fn pose(img_from_mat: &Matrix3<f64>, principal: PixelPoint, width: u32, heig
     p.principal_px = [principal.x, principal.y];
     // calibrateCamera's focal length is good to a fraction of a per cent.
     p.height_sigma_mm = sigma.unwrap_or(LENS_HEIGHT_SHARE * p.height_mm());
-    if let (HeightPrior::Measured { height_mm, sigma_mm }, None) = (prior, focal) {
+    if let (HeightPrior::Measured { height_mm, .. }, None) = (prior, focal) {
         p.measured_height_mm = Some(height_mm);
-        {
-            let webcam = PRIOR_FOCAL_PER_WIDTH * width.max(height) as f64;
-            let evidence = FocalEvidence::new(&g, corners);
-            let seen = height_posterior(&g, evidence.as_ref(), webcam, CORNER_SIGMA_PX, PRINCIPAL_SIGMA_SHARE * width.max(height) as f64, HeightPrior::Table);
-            p.perspective_height_mm = seen
-                .filter(|s| s.source == FocalSource::Homography && (s.height_mm - height_mm).abs() > 3.0 * s.height_sigma_mm.hypot(sigma_mm))
-                .map(|s| s.height_mm);
-        }
     }
+    p.perspective_height_mm = contradicted;
     Some(p)
 }
 
@@ -208,13 +209,10 @@ pub struct HeightPosterior {
 /// likelihood. The estimate is the posterior mean of 1/H (parallax goes as 1/H); its sd the
 /// posterior's.
 pub fn height_posterior(g: &Matrix3<f64>, evidence: Option<&FocalEvidence>, start: f64, corner_px: f64, principal_px: f64, prior: HeightPrior) -> Option<HeightPosterior> {
-    let [h_lo, h_hi] = match prior {
-        HeightPrior::Table => TABLE_CAMERA_HEIGHT_MM,
-        HeightPrior::Measured { height_mm, .. } => [height_mm, height_mm],
-    };
-    let tail = match prior {
-        HeightPrior::Table => HEIGHT_PRIOR_TAIL_MM,
-        HeightPrior::Measured { sigma_mm, .. } => sigma_mm.max(1.0),
+    // Flat between h_lo and h_hi, Gaussian tails of sd `tail` beyond.
+    let ([h_lo, h_hi], tail) = match prior {
+        HeightPrior::Table => (TABLE_CAMERA_HEIGHT_MM, HEIGHT_PRIOR_TAIL_MM),
+        HeightPrior::Measured { height_mm, sigma_mm } => ([height_mm, height_mm], sigma_mm.max(1.0)),
     };
     let f_mid = focal_for_height(g, 0.5 * (h_lo + h_hi), start)?;
     let log_prior = |h: f64| {
