@@ -59,7 +59,7 @@ struct ReplayArgs {
     calibration: Option<PathBuf>,
     #[command(flatten)]
     height: CameraHeightArg,
-    /// Write the events here as JSON Lines ("-" for stdout, the default). The stream goes to OUT.partial while it runs and replaces OUT at the end.
+    /// Write the events here as JSON Lines ("-" for stdout, the default). Each event is written to OUT as it happens (an existing OUT is emptied at the first event).
     #[arg(long, value_name = "OUT.jsonl", default_value = "-")]
     events: PathBuf,
     /// Write the footage with the current settled position drawn over it (.mp4 or .avi).
@@ -92,7 +92,7 @@ struct WatchArgs {
     calibration: Option<PathBuf>,
     #[command(flatten)]
     height: CameraHeightArg,
-    /// Write the events here as JSON Lines ("-" for stdout, the default). The stream goes to OUT.partial while it runs and replaces OUT when watching ends (Ctrl-C).
+    /// Write the events here as JSON Lines ("-" for stdout, the default). Each event is written to OUT as it happens (an existing OUT is emptied at the first event); watching ends on Ctrl-C or SIGTERM.
     #[arg(long, value_name = "OUT.jsonl", default_value = "-")]
     events: PathBuf,
     /// Ask the camera for this size, WIDTHxHEIGHT (the closest it offers).
@@ -862,7 +862,7 @@ fn to_stdout(text: &str) -> Result<()> {
     Ok(())
 }
 
-/// Sets a flag on Ctrl-C (once per process; later calls reuse it).
+/// Sets a flag on Ctrl-C, SIGTERM or SIGHUP (once per process; later calls reuse it).
 fn interrupt_flag() -> Result<std::sync::Arc<std::sync::atomic::AtomicBool>> {
     use std::sync::atomic::AtomicBool;
     use std::sync::{Arc, OnceLock};
@@ -872,7 +872,7 @@ fn interrupt_flag() -> Result<std::sync::Arc<std::sync::atomic::AtomicBool>> {
     }
     let flag = Arc::new(AtomicBool::new(false));
     let f2 = flag.clone();
-    ctrlc::set_handler(move || f2.store(true, std::sync::atomic::Ordering::SeqCst)).context("cannot catch Ctrl-C")?;
+    ctrlc::set_handler(move || f2.store(true, std::sync::atomic::Ordering::SeqCst)).context("cannot catch Ctrl-C and SIGTERM")?;
     Ok(FLAG.get_or_init(|| flag).clone())
 }
 

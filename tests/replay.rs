@@ -161,7 +161,7 @@ fn a_file_that_is_not_a_video_fails_cleanly() -> TestResult {
 }
 
 #[test]
-fn ctrl_c_ends_the_stream_with_an_end_event() -> TestResult {
+fn ctrl_c_or_term_ends_the_stream_with_an_end_event() -> TestResult {
     let dir = tempfile::tempdir()?;
     // A long input: the sample clip's frames many times over, as a numbered image folder.
     let frames = dir.path().join("frames");
@@ -173,31 +173,33 @@ fn ctrl_c_ends_the_stream_with_an_end_event() -> TestResult {
     for k in 1..3000 {
         std::fs::hard_link(&first, frames.join(format!("f-{k}.png")))?;
     }
-    let out = dir.path().join("events.jsonl");
-    let bin = assert_cmd::cargo::cargo_bin("winkeye");
-    let mut child = std::process::Command::new(bin)
-        .arg("replay")
-        .arg(&frames)
-        .arg("--events")
-        .arg(&out)
-        .stderr(std::process::Stdio::piped())
-        .spawn()?;
-    let partial = dir.path().join("events.jsonl.partial");
-    let started = std::time::Instant::now();
-    while !partial.exists() && started.elapsed().as_secs() < 30 {
-        std::thread::sleep(std::time::Duration::from_millis(20));
+    // Ctrl-C, and the TERM that `timeout` and service managers send, alike.
+    for signal in ["-INT", "-TERM"] {
+        let out = dir.path().join(format!("events{signal}.jsonl"));
+        let bin = assert_cmd::cargo::cargo_bin("winkeye");
+        let mut child = std::process::Command::new(bin)
+            .arg("replay")
+            .arg(&frames)
+            .arg("--events")
+            .arg(&out)
+            .stderr(std::process::Stdio::piped())
+            .spawn()?;
+        // The stream is written as it happens: wait for its first line.
+        let started = std::time::Instant::now();
+        while std::fs::read_to_string(&out).map_or(true, |t| !t.contains('\n')) && started.elapsed().as_secs() < 30 {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let status = std::process::Command::new("kill").arg(signal).arg(child.id().to_string()).status()?;
+        assert!(status.success());
+        let code = child.wait()?.code();
+        assert_eq!(code, Some(0), "{signal}");
+        let evs = events(&out)?;
+        let end = evs.last().ok_or("events")?;
+        assert_eq!(end["kind"], "end", "{signal}");
+        assert_eq!(end["reason"], "interrupted", "{signal}");
+        assert!(end["frames_read"].as_u64().unwrap_or(0) < 3000, "stopped early");
     }
-    std::thread::sleep(std::time::Duration::from_millis(300));
-    let status = std::process::Command::new("kill").arg("-INT").arg(child.id().to_string()).status()?;
-    assert!(status.success());
-    let code = child.wait()?.code();
-    assert_eq!(code, Some(0));
-    let evs = events(&out)?;
-    let end = evs.last().ok_or("events")?;
-    assert_eq!(end["kind"], "end");
-    assert_eq!(end["reason"], "interrupted");
-    assert!(end["frames_read"].as_u64().unwrap_or(0) < 3000, "stopped early");
-    assert!(!partial.exists());
     Ok(())
 }
 
@@ -212,7 +214,7 @@ fn watch_without_a_camera_fails_in_one_line() -> TestResult {
     assert_eq!(code, 1, "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert!(err.contains("no camera at index 0"), "{err}");
-    assert!(!out.exists() && !dir.path().join("events.jsonl.partial").exists());
+    assert!(!out.exists());
     let (code, _, err) = run(winkeye().args(["watch", "--list-cameras"]));
     assert_eq!(code, 0, "{err}");
     Ok(())

@@ -37,7 +37,7 @@ pub fn calibrate_lens(frames: &[(PathBuf, Mat)], pattern: (u32, u32), square_mm:
         }
         let this = Size::new(bgr.cols(), bgr.rows());
         if frame_size.is_some_and(|s| s != this) {
-            return Err(CalibrateError::NoFit { why: format!("{} is {}x{}, unlike the other chessboard shots", path.display(), this.width, this.height) });
+            return Err(CalibrateError::Chessboard { why: format!("{} is {}x{}, unlike the other chessboard shots", path.display(), this.width, this.height) });
         }
         frame_size = Some(this);
         let criteria = TermCriteria::new(opencv::core::TermCriteria_EPS + opencv::core::TermCriteria_COUNT, 40, 1e-3)?;
@@ -47,7 +47,7 @@ pub fn calibrate_lens(frames: &[(PathBuf, Mat)], pattern: (u32, u32), square_mm:
     }
     let shots = image.len();
     let Some(frame_size) = frame_size.filter(|_| shots >= MIN_SHOTS) else {
-        return Err(CalibrateError::NoFit { why: format!("the {}x{} chessboard was found in {shots} images; at least {MIN_SHOTS} are needed", pattern.0, pattern.1) });
+        return Err(CalibrateError::Chessboard { why: format!("the {}x{} chessboard was found in {shots} images; at least {MIN_SHOTS} are needed", pattern.0, pattern.1) });
     };
     let mut k = Mat::default();
     let mut dist = Mat::default();

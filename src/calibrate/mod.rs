@@ -148,6 +148,14 @@ impl Calibration {
 
 /// Calibrates one BGR frame.
 pub fn calibrate_frame(bgr: &Mat, opts: &CalibrateOptions) -> Result<Calibration, CalibrateError> {
+    // With the corners given, a failed fit is about them, not a request for them.
+    calibrate_from(bgr, opts).map_err(|e| match (e, opts.corners.is_some()) {
+        (CalibrateError::NoFit { why }, true) => CalibrateError::NotAtCorners { why },
+        (e, _) => e,
+    })
+}
+
+fn calibrate_from(bgr: &Mat, opts: &CalibrateOptions) -> Result<Calibration, CalibrateError> {
     let (w, h) = (bgr.cols() as u32, bgr.rows() as u32);
     let img = LabImage::new(bgr)?;
     let mat = opts.mat;
@@ -550,6 +558,18 @@ pub enum CalibrateError {
     /// The edges could not be fitted.
     #[error("the mat's edges could not be fitted ({why}); give its corners with --corners \"x,y;x,y;x,y;x,y\"")]
     NoFit {
+        /// What went wrong.
+        why: String,
+    },
+    /// The chessboard shots do not calibrate the lens.
+    #[error("lens calibration failed: {why}")]
+    Chessboard {
+        /// What went wrong.
+        why: String,
+    },
+    /// Corners were given, but the mat's edges are not where they say.
+    #[error("no mat's edges along the given corners ({why}); check --corners: the mat's corners in pixels, in the order (-X,+Y), (+X,+Y), (+X,-Y), (-X,-Y)")]
+    NotAtCorners {
         /// What went wrong.
         why: String,
     },

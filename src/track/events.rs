@@ -5,12 +5,11 @@
 //! to the file (no user-space buffer that could hold half a line), so a killed process leaves only
 //! whole lines behind.
 //!
-//! Where the lines go ([`EventSink::create`]): to a file, the stream is written to `OUT.partial`
-//! beside it while the command runs (follow it with `tail -f`), and renamed over `OUT` when the
-//! stream ends (at the end of the footage, on Ctrl-C, or on an error after the start). An existing
-//! `OUT` is therefore never truncated or destroyed by a run that fails or is killed; the commands
-//! also open and read their input before creating anything. `-` writes to standard output; a
-//! FIFO or device (`/dev/null`) is written directly.
+//! Where the lines go ([`EventSink::create`]): to a file, each line is written to `OUT` itself as
+//! it happens (follow it with `tail -f OUT`). The file is opened (created if absent) when the
+//! command has opened its input, but an existing `OUT` is emptied only when the first event is
+//! written, so a run that fails before it has anything to say leaves the old stream whole. `-`
+//! writes to standard output; a FIFO or device (`/dev/null`) is written as it is.
 
 use crate::report::position::{Flag, Position};
 use serde::Serialize;
@@ -139,16 +138,6 @@ pub enum EventError {
         /// What the operating system said.
         source: std::io::Error,
     },
-    /// The finished stream could not be renamed into place.
-    #[error("cannot rename {from} to {to}: {source}")]
-    Rename {
-        /// The partial file.
-        from: PathBuf,
-        /// The target.
-        to: PathBuf,
-        /// What the operating system said.
-        source: std::io::Error,
-    },
     /// An event could not be encoded (a bug).
     #[error("cannot encode an event: {0}")]
     Encode(#[from] serde_json::Error),
@@ -156,49 +145,35 @@ pub enum EventError {
 
 enum Target {
     Stdout,
-    File { file: std::fs::File, partial: PathBuf, path: PathBuf },
-    /// Something that is not a regular file (a FIFO, /dev/null, a terminal): written directly.
-    Special { file: std::fs::File, path: PathBuf },
+    /// A file, or something that is not a regular file (a FIFO, /dev/null, a terminal), written
+    /// where it is; `started` once the first line went in (a regular file was emptied then).
+    File { file: std::fs::File, path: PathBuf, special: bool, started: bool },
     Memory(Vec<u8>),
 }
 
-/// Where events go: a file (through `OUT.partial`, renamed at the end), standard output, or
-/// memory (for tests).
+/// Where events go: a file (written as it happens), standard output, or memory (for tests).
 pub struct EventSink {
     target: Target,
     written: u64,
 }
 
-/// The name of the file the stream is written to while it runs: `OUT.partial` beside `OUT`.
-pub fn partial_path(path: &Path) -> PathBuf {
-    let mut name = path.file_name().map(|n| n.to_os_string()).unwrap_or_default();
-    name.push(".partial");
-    path.with_file_name(name)
-}
-
 impl EventSink {
     /// Starts a stream to `path` (`-` for standard output). Call only once the input has been
-    /// opened: this creates (or truncates) `OUT.partial`; `OUT` itself is replaced at
-    /// [`EventSink::finish`].
+    /// opened: this opens `OUT`, creating it if absent, and empties it at the first event.
     pub fn create(path: &Path) -> Result<EventSink, EventError> {
         if path.as_os_str() == "-" {
             return Ok(EventSink { target: Target::Stdout, written: 0 });
         }
-        // A FIFO or device is written as it is: renaming over it would replace it with a file. A
-        // link is followed, so that the file it names is replaced and the link kept.
-        let path = &crate::report::output::through_links(path);
-        if crate::report::output::is_special(path) {
-            let file = std::fs::OpenOptions::new().write(true).open(path).map_err(|source| EventError::Create { path: path.to_owned(), source })?;
-            return Ok(EventSink { target: Target::Special { file, path: path.to_owned() }, written: 0 });
-        }
-        let partial = partial_path(path);
+        // A link is followed, so that the file it names is written and the link kept.
+        let path = crate::report::output::through_links(path);
+        let special = crate::report::output::is_special(&path);
         let file = std::fs::OpenOptions::new()
             .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&partial)
-            .map_err(|source| EventError::Create { path: partial.clone(), source })?;
-        Ok(EventSink { target: Target::File { file, partial, path: path.to_owned() }, written: 0 })
+            .create(!special)
+            .truncate(false)
+            .open(&path)
+            .map_err(|source| EventError::Create { path: path.clone(), source })?;
+        Ok(EventSink { target: Target::File { file, path, special, started: false }, written: 0 })
     }
 
     /// A stream kept in memory.
@@ -227,10 +202,11 @@ impl EventSink {
                 let mut out = std::io::stdout().lock();
                 out.write_all(&line).and_then(|_| out.flush()).map_err(|source| EventError::Write { path: "-".into(), source })?;
             }
-            Target::File { file, partial, .. } => {
-                file.write_all(&line).and_then(|_| file.flush()).map_err(|source| EventError::Write { path: partial.clone(), source })?;
-            }
-            Target::Special { file, path } => {
+            Target::File { file, path, special, started } => {
+                if !*started && !*special {
+                    file.set_len(0).map_err(|source| EventError::Write { path: path.clone(), source })?;
+                }
+                *started = true;
                 file.write_all(&line).and_then(|_| file.flush()).map_err(|source| EventError::Write { path: path.clone(), source })?;
             }
             Target::Memory(v) => v.extend_from_slice(&line),
@@ -239,12 +215,10 @@ impl EventSink {
         Ok(())
     }
 
-    /// Ends the stream: syncs the file and renames `OUT.partial` over `OUT`.
+    /// Ends the stream: syncs a regular file to disk.
     pub fn finish(self) -> Result<(), EventError> {
-        if let Target::File { file, partial, path } = self.target {
-            file.sync_all().map_err(|source| EventError::Write { path: partial.clone(), source })?;
-            drop(file);
-            std::fs::rename(&partial, &path).map_err(|source| EventError::Rename { from: partial, to: path, source })?;
+        if let Target::File { file, path, special: false, .. } = self.target {
+            file.sync_all().map_err(|source| EventError::Write { path, source })?;
         }
         Ok(())
     }
@@ -255,15 +229,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn lines_are_whole_and_the_file_appears_at_the_end() -> Result<(), Box<dyn std::error::Error>> {
+    fn lines_are_whole_and_readable_as_they_happen() -> Result<(), Box<dyn std::error::Error>> {
         let dir = tempfile::tempdir()?;
         let out = dir.path().join("events.jsonl");
         std::fs::write(&out, "old\n")?;
         let mut sink = EventSink::create(&out)?;
+        assert_eq!(std::fs::read_to_string(&out)?, "old\n", "the old stream stands until the first event");
         sink.emit(&Event::new(3, 0.1, EventKind::Motion { area_mm2: 120.0 }))?;
-        assert_eq!(std::fs::read_to_string(&out)?, "old\n", "the old file stands until the end");
-        let partial = std::fs::read_to_string(partial_path(&out))?;
-        assert!(partial.ends_with('\n') && partial.lines().count() == 1);
+        let so_far = std::fs::read_to_string(&out)?;
+        assert!(so_far.ends_with('\n') && so_far.lines().count() == 1 && so_far.contains("motion"), "{so_far}");
         sink.emit(&Event::new(9, 0.3, EventKind::End { frames_read: 10, frames_skipped: 0, frames_processed: 10, frames_dropped: 0, settled: 0, reason: "end_of_footage".into() }))?;
         sink.finish()?;
         let text = std::fs::read_to_string(&out)?;
@@ -274,7 +248,6 @@ mod tests {
         assert_eq!(lines[0]["frame"], 3);
         assert_eq!(lines[1]["kind"], "end");
         assert_eq!(lines[1]["frames_read"], 10);
-        assert!(!partial_path(&out).exists());
         Ok(())
     }
 
@@ -295,7 +268,6 @@ mod tests {
         assert!(text.contains("camera_ok"));
         use std::os::unix::fs::FileTypeExt;
         assert!(std::fs::metadata(&fifo)?.file_type().is_fifo(), "still a FIFO");
-        assert!(!partial_path(&fifo).exists());
         Ok(())
     }
 }

@@ -195,6 +195,16 @@ impl<A: Analyser> Tracker<A> {
         Ok(())
     }
 
+    /// The footage ended with `last` (the last frame pushed): a scene still since the last
+    /// motion (or since the start: one photo, a few frames) but for less than the settle time
+    /// has not been looked at, and is taken as it came to rest. Nothing while it was moving, or
+    /// once that stillness was settled or refused.
+    pub fn end_of_footage(&mut self, last: &Frame, out: &mut Vec<Event>) {
+        let Some(still_s) = self.detector.unlooked_still(last.t_s) else { return };
+        let Some(factor) = self.shrinker.as_ref().map(Shrinker::factor) else { return };
+        self.candidate(last, still_s, factor, out);
+    }
+
     /// The JPEG decoding reduction (1, 2, 4 or 8) that frames `frame_width` pixels wide may come
     /// at and still shrink to the same settle cells: what to ask of [`crate::capture::FrameSource::reduce`].
     pub fn decode_reduction(&self, frame_width: u32) -> u32 {
@@ -524,6 +534,34 @@ mod tests {
         let settled: Vec<u64> = events.iter().filter(|e| e.kind_name() == "settled").map(|e| e.frame).collect();
         assert!(settled[0] >= 15 && settled[0] < 30, "{settled:?}");
         assert!(settled[1] >= 70 + 15, "not while the hand rests, only 0.5 s after the wink stops: {settled:?}");
+        Ok(())
+    }
+
+    /// Footage shorter than the settle time (one photo, a few frames), still throughout, is one
+    /// settled position at its end, as is footage that comes to rest a few frames before its
+    /// end; footage that ends moving is none.
+    #[test]
+    fn footage_that_ends_still_before_the_settle_time_settles_at_its_end() -> Result<(), Box<dyn std::error::Error>> {
+        let moving = || (0..10).map(|k| (100 + 8 * k, false, 0));
+        let moving_then_still: Vec<(i32, bool, i32)> = moving().chain(std::iter::repeat_n((172, false, 0), 5)).collect();
+        for (frames, want) in [(vec![(100, false, 0)], 1), (vec![(100, false, 0); 5], 1), (moving().collect::<Vec<_>>(), 0), (moving_then_still, 1)] {
+            let fake = Fake { cal: flat_calibration(320, 180)?, fits: true, analysed: Vec::new(), calibrations: 0, bumped: None, seen: Vec::new() };
+            let opts = TrackerOptions { settle: SettleOptions::default(), ruleset: Ruleset::Etwa2012, source_path: Some("test".into()) };
+            let mut t = Tracker::new(fake, opts, None);
+            let mut out = Vec::new();
+            let mut last = None;
+            for (k, &(x, hand, bump)) in frames.iter().enumerate() {
+                let f = frame(k as u64, x, hand, bump)?;
+                t.push(&f, &mut out)?;
+                last = Some(f);
+            }
+            t.end_of_footage(last.as_ref().ok_or("a frame")?, &mut out);
+            let settled = out.iter().filter(|e| e.kind_name() == "settled").count();
+            assert_eq!(settled, want, "{} frames: {out:#?}", frames.len());
+            // Once looked at, the end of the footage adds nothing more.
+            t.end_of_footage(last.as_ref().ok_or("a frame")?, &mut out);
+            assert_eq!(out.iter().filter(|e| e.kind_name() == "settled").count(), want);
+        }
         Ok(())
     }
 

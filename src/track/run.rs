@@ -98,6 +98,7 @@ pub fn end_event(frame: u64, t_s: f64, source: &dyn FrameSource, processed: u64,
 pub fn replay<A: Analyser>(source: &mut dyn FrameSource, tracker: &mut Tracker<A>, stride: u64, hooks: &mut dyn Hooks<A>) -> Result<Summary, RunError> {
     let mut events = Vec::new();
     let (mut last_frame, mut last_t) = (0u64, 0.0f64);
+    let mut last_pushed: Option<Frame> = None;
     let started = Instant::now();
     let ending = loop {
         if hooks.interrupted() {
@@ -118,7 +119,20 @@ pub fn replay<A: Analyser>(source: &mut dyn FrameSource, tracker: &mut Tracker<A
             }
         }
         hooks.frame(&frame, tracker)?;
+        if frame.index % stride.max(1) == 0 {
+            last_pushed = Some(frame);
+        }
     };
+    // Footage that ends at rest, but sooner after the last motion than the settle time.
+    if let (Ending::Footage, Some(last)) = (ending, &last_pushed) {
+        tracker.end_of_footage(last, &mut events);
+        for e in events.drain(..) {
+            hooks.event(&e, Duration::ZERO)?;
+        }
+        for w in tracker.take_warnings() {
+            hooks.warning(w);
+        }
+    }
     let stats = tracker.stats();
     hooks.event(&end_event(last_frame, last_t, source, stats.processed, stats.settled, ending), Duration::ZERO)?;
     Ok(Summary { ending, read: source.read(), skipped: source.skipped(), elapsed: started.elapsed() })

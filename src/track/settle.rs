@@ -441,6 +441,10 @@ pub fn nothing_foreign(current: &SmallFrame, region: &Region, opts: &SettleOptio
     }
 }
 
+/// Frames of stillness after motion that let footage ending sooner than the settle time settle
+/// at its end.
+pub const MIN_END_STILL_FRAMES: u32 = 3;
+
 /// Where the scene is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Phase {
@@ -483,6 +487,10 @@ pub struct SettleDetector {
     motion_reported: bool,
     reference: Option<SmallFrame>,
     last_change: Option<Vec<bool>>,
+    /// Frames compared since the anchor was last set, none of them moving.
+    still_frames: u32,
+    /// Whether anything has moved since the start.
+    moved: bool,
 }
 
 impl SettleDetector {
@@ -498,6 +506,8 @@ impl SettleDetector {
             motion_reported: false,
             reference: None,
             last_change: None,
+            still_frames: 0,
+            moved: false,
         }
     }
 
@@ -569,12 +579,15 @@ impl SettleDetector {
             self.still_since_s = t_s;
             self.last_candidate_s = None;
             self.phase = Phase::Moving;
+            self.still_frames = 0;
+            self.moved = true;
             if !self.motion_reported {
                 self.motion_reported = true;
                 return Step::Motion { area_mm2 };
             }
             return Step::Nothing;
         }
+        self.still_frames += 1;
         if self.phase == Phase::Settled {
             return Step::Nothing;
         }
@@ -608,6 +621,16 @@ impl SettleDetector {
     pub fn changed_since_reference(&self, small: &SmallFrame) -> Option<Change> {
         let (reference, region) = (self.reference.as_ref()?, self.region.as_ref()?);
         (reference.width == small.width && reference.height == small.height && region.width == small.width).then(|| compare(reference, small, region, &self.opts))
+    }
+
+    /// At the end of the footage: how long the mat has been still at `t_s` when that stillness
+    /// has not been looked at yet (no candidate since the last motion, or since the start), in
+    /// seconds; `None` while moving, once settled, or after a refused candidate. After motion the
+    /// stillness must have held for [`MIN_END_STILL_FRAMES`] frames (a change counts as motion
+    /// only once it persists over two frames, so the frame after a motion always looks still).
+    pub fn unlooked_still(&self, t_s: f64) -> Option<f64> {
+        let held = !self.moved || self.still_frames >= MIN_END_STILL_FRAMES;
+        (self.anchor.is_some() && self.phase == Phase::Settling && self.last_candidate_s.is_none() && held).then(|| t_s - self.still_since_s)
     }
 
     /// The candidate was accepted as a settled position: it becomes the reference.

@@ -160,10 +160,10 @@ pub fn closeup(
                 (mc.0 / n) * scale as f64 + (scale as f64 - 1.0) / 2.0,
                 (mc.1 / n) * scale as f64 + (scale as f64 - 1.0) / 2.0,
             );
-            // Two winks of one colour that overlap are one region, pinched where their rims
-            // cross: split there, each part's arc of rim starts its own fit.
-            let starts = match split_at_necks(&c, area)? {
-                Some(arcs) => arcs.iter().filter_map(|arc| fit_circle(arc)).collect(),
+            // Winks of one colour that overlap are one region, pinched where their rims cross:
+            // each wink's stretches of rim between the pinches start its own fit.
+            let starts = match rims_of_region(&c, area)? {
+                Some(rims) => rims.iter().filter_map(|rim| fit_circle(rim)).collect(),
                 None => vec![((centre - PixelPoint::new((scale as f64 - 1.0) / 2.0, (scale as f64 - 1.0) / 2.0)) * (1.0 / scale as f64), (area / std::f64::consts::PI).sqrt())],
             };
             for (ctr, r) in starts {
@@ -174,6 +174,17 @@ pub fn closeup(
             }
         }
     }
+    // Two starts on one wink (a stretch of rim that did not match its wink's other stretch)
+    // converge on one outline: the better seen is kept.
+    winks.sort_by(|a, b| b.rim_share.total_cmp(&a.rim_share));
+    let mut kept: Vec<CloseWink> = Vec::with_capacity(winks.len());
+    for wk in winks {
+        let same = |k: &CloseWink| k.colour == wk.colour && k.centre.distance(wk.centre) <= SAME_RIM_SHARE * k.axes.0 && (k.axes.0 - wk.axes.0).abs() <= SAME_RIM_SHARE * k.axes.0;
+        if !kept.iter().any(same) {
+            kept.push(wk);
+        }
+    }
+    let mut winks = kept;
     if winks.len() < 2 {
         return Err(CloseupError::TooFew);
     }
@@ -194,10 +205,17 @@ pub fn closeup(
     // so its shape says little about the plane's.
     let n = winks.len();
     let mut upper: Vec<Vec<Option<bool>>> = vec![vec![None; n]; n];
+    let mut evidence: Vec<Vec<&'static str>> = vec![vec![""; n]; n];
     let mut raised = vec![false; n];
     for i in 0..n {
         for j in i + 1..n {
-            upper[i][j] = close_upper(&winks[i], &winks[j]);
+            if winks[i].colour == winks[j].colour {
+                upper[i][j] = super::boundary::bulge(&view, &winks[i], &winks[j]).and_then(|b| b.upper());
+                evidence[i][j] = "boundary_bulge";
+            } else {
+                upper[i][j] = close_upper(&winks[i], &winks[j]);
+                evidence[i][j] = "colour_stops_short";
+            }
             if let Some(up) = upper[i][j] {
                 raised[if up { i } else { j }] = true;
             }
@@ -258,7 +276,7 @@ pub fn closeup(
                 m,
                 sigma,
                 up_id,
-                upper[i][j].map(|_| (1.0, "colour_stops_short".to_string())),
+                upper[i][j].map(|_| (1.0, evidence[i][j].to_string())),
             );
             pair.felt_between = felt.map(super::round3);
             let hide = THICKNESS_MM * plane.tilt_at((a.centre + b.centre) * 0.5).tan();
@@ -585,45 +603,99 @@ const ROUNDNESS_SIGMA_MM: f64 = 0.05;
 
 /// Fits an ellipse to a close-up wink's rim: ray edges, then OpenCV's `fitEllipse` on those that
 /// face the background, twice (the second round from the first's centre).
-/// The contour of one colour's region split where it is pinched: two convexity defects each
-/// deeper than [`NECK_DEPTH_SHARE`] of the region's equivalent radius (where the rims of two
-/// overlapping winks cross) cut it into two arcs, each a part of one wink's rim. `None` when the
-/// region is not pinched twice (one wink, whole or bitten by another colour's).
-fn split_at_necks(c: &Vector<Point>, area: f64) -> opencv::Result<Option<[Vec<PixelPoint>; 2]>> {
-    let mut hull: Vector<i32> = Vector::new();
-    imgproc::convex_hull(c, &mut hull, false, false)?;
-    if hull.len() < 3 {
-        return Ok(None);
-    }
-    let mut defects: Vector<opencv::core::Vec4i> = Vector::new();
-    // OpenCV wants the hull's indices in the contour's own order.
-    let mut idx: Vec<i32> = hull.iter().collect();
-    idx.sort_unstable();
-    idx.dedup();
-    let hull: Vector<i32> = idx.into_iter().collect();
-    if imgproc::convexity_defects(c, &hull, &mut defects).is_err() {
-        return Ok(None);
-    }
-    let least = NECK_DEPTH_SHARE * (area / std::f64::consts::PI).sqrt();
-    let mut deep: Vec<(f64, usize)> = defects.iter().map(|d| (d[3] as f64 / 256.0, d[2] as usize)).filter(|(depth, _)| *depth >= least).collect();
-    if deep.len() != 2 {
-        return Ok(None);
-    }
-    deep.sort_by_key(|d| d.1);
-    let (a, b) = (deep[0].1, deep[1].1);
+/// The contour of one colour's region cut where it is pinched into each wink's stretches of rim.
+///
+/// Where the rims of two overlapping winks of one colour cross, their union's outline turns
+/// sharply inwards (a corner where it turns back by more than [`PINCH_TURN`]); another colour's
+/// wink over one bites a concave stretch out of it between two such corners. Between corners the
+/// outline runs along one wink's rim: each stretch that curves round a centre inside the region
+/// is fitted with a circle (robustly: a stretch's ends may carry a little of the next rim), and
+/// stretches whose circles agree (a wink between two others shows one on each side) are one
+/// wink's. `None` when the outline has fewer than two such corners (one wink, whole); else each
+/// wink's rim points.
+fn rims_of_region(c: &Vector<Point>, area: f64) -> opencv::Result<Option<Vec<Vec<PixelPoint>>>> {
     let pts: Vec<PixelPoint> = c.iter().map(|p| PixelPoint::new(p.x as f64, p.y as f64)).collect();
-    let first: Vec<PixelPoint> = pts[a..=b].to_vec();
-    let second: Vec<PixelPoint> = pts[b..].iter().chain(&pts[..=a]).copied().collect();
-    if first.len() < 8 || second.len() < 8 {
+    let n = pts.len();
+    let reach = ((0.12 * (area / std::f64::consts::PI).sqrt()).round() as usize).max(3);
+    if n < 8 * reach {
         return Ok(None);
     }
-    Ok(Some([first, second]))
+    // Turning positive where the outline is convex, whichever way round it runs.
+    let orient = imgproc::contour_area(c, true)?.signum();
+    let at = |i: usize, k: isize| pts[(i as isize + k).rem_euclid(n as isize) as usize];
+    let turn: Vec<f64> = (0..n)
+        .map(|i| {
+            let (d0, d1) = (at(i, 0) - at(i, -(reach as isize)), at(i, reach as isize) - at(i, 0));
+            orient * (d0.x * d1.y - d0.y * d1.x).atan2(d0.dot(d1))
+        })
+        .collect();
+    // Corners: the sharpest inward turn within `reach` either side, past the threshold.
+    let corners: Vec<usize> = (0..n)
+        .filter(|&i| turn[i] < -PINCH_TURN && (1..=reach as isize).all(|k| turn[i] <= turn[(i as isize + k).rem_euclid(n as isize) as usize] && turn[i] < turn[(i as isize - k).rem_euclid(n as isize) as usize]))
+        .collect();
+    if corners.len() < 2 {
+        return Ok(None);
+    }
+    let mut rims: Vec<(Vec<PixelPoint>, PixelPoint, f64)> = Vec::new();
+    for k in 0..corners.len() {
+        let (from, to) = (corners[k], corners[(k + 1) % corners.len()]);
+        // Each end's corner is smeared over `reach` points by the turning's window.
+        let len = (to + n - from) % n;
+        if len <= 2 * reach + 8 {
+            continue;
+        }
+        let arc: Vec<PixelPoint> = (reach..=len - reach).map(|i| pts[(from + i) % n]).collect();
+        let Some((ctr, r)) = robust_circle(&arc) else { continue };
+        // A bite curves round the biting wink's centre, outside the region.
+        let inside = imgproc::point_polygon_test(c, opencv::core::Point2f::new(ctr.x as f32, ctr.y as f32), false)? > 0.0;
+        if !inside {
+            continue;
+        }
+        match rims.iter_mut().find(|(_, c0, r0)| {
+            let big = r.max(*r0);
+            c0.distance(ctr) <= SAME_RIM_SHARE * big && (r - *r0).abs() <= SAME_RIM_SHARE * big
+        }) {
+            Some(w) => {
+                w.0.extend(arc);
+                if let Some((c1, r1)) = robust_circle(&w.0) {
+                    (w.1, w.2) = (c1, r1);
+                }
+            }
+            None => rims.push((arc, ctr, r)),
+        }
+    }
+    Ok((!rims.is_empty()).then(|| rims.into_iter().map(|w| w.0).collect()))
 }
 
-/// A pinch counts as two rims crossing when it is at least this share of the region's equivalent
-/// radius deep: two winks overlapping by a third of a diameter pinch their union by about a fifth
-/// of its radius, a bite out of one wink by another colour's is one defect, not two.
-const NECK_DEPTH_SHARE: f64 = 0.08;
+/// A circle through `pts`, twice refitted without the points off it by more than three robust
+/// sds (and a pixel and a half).
+fn robust_circle(pts: &[PixelPoint]) -> Option<(PixelPoint, f64)> {
+    let mut kept = pts.to_vec();
+    let mut fit = fit_circle(&kept)?;
+    for _ in 0..2 {
+        let res: Vec<f64> = kept.iter().map(|p| (p.distance(fit.0) - fit.1).abs()).collect();
+        let mut sorted = res.clone();
+        sorted.sort_by(f64::total_cmp);
+        let cut = (3.0 * 1.4826 * sorted[sorted.len() / 2]).max(1.5);
+        let inliers: Vec<PixelPoint> = kept.iter().zip(&res).filter(|(_, r)| **r <= cut).map(|(p, _)| *p).collect();
+        if inliers.len() == kept.len() || inliers.len() < 8 {
+            break;
+        }
+        kept = inliers;
+        fit = fit_circle(&kept)?;
+    }
+    Some(fit)
+}
+
+/// An outline turning back by more than this over a stretch of an eighth of the region's
+/// equivalent radius either side is a corner where two rims cross, rad (a smooth rim turns
+/// forwards there, by about a quarter of a radian; rims crossing turn back by up to π).
+const PINCH_TURN: f64 = 0.35;
+
+/// Two stretches of rim are one wink's when their circles' centres and radii agree within this
+/// share of the larger radius.
+const SAME_RIM_SHARE: f64 = 0.25;
+
 
 fn fit_close(
     view: &LinearView<'_>,
@@ -667,6 +739,10 @@ fn fit_close(
         }
         let res: Vec<f64> = kept.iter().map(|p| ellipse_residual(&fitted, *p)).collect();
         let rms = (res.iter().map(|x| x * x).sum::<f64>() / res.len() as f64).sqrt();
+        // Edges scattered over a tenth of the radius are not one wink's rim.
+        if rms > MAX_RMS_SHARE * b {
+            return last;
+        }
         c = ctr;
         r = a;
         last = Some(CloseWink {
@@ -683,6 +759,10 @@ fn fit_close(
     }
     last
 }
+
+/// A close-up outline's edges may scatter about its ellipse by at most this share of its minor
+/// semi-axis (RMS); a wink's rim scatters by a pixel or less.
+const MAX_RMS_SHARE: f64 = 0.1;
 
 /// An ellipse: centre, semi-axes (major, minor), major axis direction.
 type Ellipse = (PixelPoint, (f64, f64), PixelPoint);
@@ -717,7 +797,8 @@ fn ellipse_residual(e: &Ellipse, p: PixelPoint) -> f64 {
 /// its ellipse by about the overlap's depth. The colour filling the two ellipses' intersection
 /// is no guide: a wink resting on another is tilted, and seen obliquely its raised rim is
 /// displaced from the ellipse fitted to the rest of its outline by a pixel or two, which is the
-/// whole overlap of a close call. Undecided (None) for winks of one colour, with fewer than
+/// whole overlap of a close call. Undecided (None) for winks of one colour (see
+/// [`super::boundary`]), with fewer than
 /// three rays across the overlap each, or when the two shortfalls differ by less than
 /// [`MIN_SHORTFALL_PX`] or three of their standard errors.
 fn close_upper(a: &CloseWink, b: &CloseWink) -> Option<bool> {
@@ -968,8 +1049,39 @@ mod tests {
         assert_eq!(found.winks.len(), 2, "{:?}", found.winks.iter().map(|w| w.centre).collect::<Vec<_>>());
         let pair = found.pairs.first().expect("a pair");
         assert!((pair.margin_mm - 2.0).abs() < 0.4, "margin {} mm", pair.margin_mm);
-        // A red wink over the blue one: the blue region has one bite, and is one wink.
+        // The rim drawn round the right-hand wink (w2) bends the edge between them its way.
+        assert_eq!((pair.verdict.as_str(), pair.upper.as_deref()), ("squopped", Some("w2")), "{pair:?}");
+        // A red wink over the blue one: the blue region has one bite, and is one wink (and the
+        // bite's stretch of outline, round the red wink's centre, is no blue wink's rim).
         let found = closeup(&draw(Scalar::new(40.0, 30.0, 220.0, 0.0)), &NominalDiameters::STANDARD, None, Some(WinkSize::Small)).expect("two winks");
         assert_eq!(found.winks.len(), 2);
+    }
+
+    /// Three blue winks in a row, the two at the ends resting on the middle one: the middle
+    /// one's rim shows only in two short stretches between the pinches, inside the region's
+    /// hull, and both stretches are one wink's.
+    #[test]
+    fn three_winks_of_one_colour_in_a_row_are_found_apart() {
+        use opencv::core::{Point, Scalar, CV_8UC3};
+        let mut img = Mat::new_rows_cols_with_default(400, 640, CV_8UC3, Scalar::new(150.0, 185.0, 215.0, 0.0)).expect("frame");
+        let fill = Scalar::new(200.0, 80.0, 30.0, 0.0);
+        // Radius 70 px, centres 128 px apart: 12 px (1.4 mm at 8.75 px/mm) of overlap each.
+        imgproc::circle(&mut img, Point::new(320, 200), 70, fill, -1, imgproc::LINE_AA, 0).expect("middle");
+        for x in [192, 448] {
+            imgproc::circle(&mut img, Point::new(x, 200), 70, fill, -1, imgproc::LINE_AA, 0).expect("end");
+            imgproc::circle(&mut img, Point::new(x, 200), 69, Scalar::new(120.0, 50.0, 20.0, 0.0), 3, imgproc::LINE_AA, 0).expect("rim");
+        }
+        let found = closeup(&img, &NominalDiameters::STANDARD, None, Some(WinkSize::Small)).expect("three winks");
+        let mut xs: Vec<f64> = found.winks.iter().map(|w| w.centre.x).collect();
+        xs.sort_by(f64::total_cmp);
+        assert_eq!(xs.len(), 3, "{xs:?}");
+        for (x, want) in xs.iter().zip([192.0, 320.0, 448.0]) {
+            assert!((x - want).abs() < 2.0, "{xs:?}");
+        }
+        // Each end rests on the middle one (w2).
+        for (a, b, up) in [("w1", "w2", "w1"), ("w2", "w3", "w3")] {
+            let p = found.pairs.iter().find(|p| p.a == a && p.b == b).expect("the pair");
+            assert_eq!((p.verdict.as_str(), p.upper.as_deref()), ("squopped", Some(up)), "{p:?}");
+        }
     }
 }

@@ -17,12 +17,15 @@
 //! [`closeup()`].
 //!
 //! **Verdict**: `squopped` when the margin exceeds [`VERDICT_SIGMAS`] standard deviations and the
-//! stacking evidence names the upper wink; `not_squopped` when minus the margin does; otherwise
+//! stacking evidence names the upper wink (close-ups: the lower's colour stopping short of its
+//! outline, or for one colour the bend of the edge between them, [`boundary`]); `not_squopped`
+//! when minus the margin does; otherwise
 //! `too_close_to_call`. Close-ups also look for felt between the two on their line of centres (a
 //! wink resting on another hides it from every viewpoint): felt seen and a gap measured is
 //! `not_squopped` however small the gap; a gap of two pixels or more, small enough for a raised
 //! rim to fake, with no felt seen in it is `too_close_to_call`.
 
+mod boundary;
 mod closeup;
 mod view;
 
