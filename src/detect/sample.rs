@@ -69,6 +69,11 @@ impl<'a> LinearView<'a> {
         }
         Some(out)
     }
+
+    /// Linear luminance (Rec. 709 weights) at (x, y), bilinear, or `None` outside the frame.
+    pub fn luminance(&self, x: f64, y: f64) -> Option<f64> {
+        self.linear(x, y).map(|v| 0.2126 * v[0] as f64 + 0.7152 * v[1] as f64 + 0.0722 * v[2] as f64)
+    }
 }
 
 /// 8-bit BGR to 8-bit CIE Lab on OpenCV's scale (`COLOR_BGR2Lab`: sRGB, D65; L* × 255/100,

@@ -311,7 +311,7 @@ fn decide(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, a: &Fou
     // the lower's rim under the upper is not there at all. Scored along each arc as the larger
     // of the step across it and the dip at it, relative to the brightness, searched ±0.75 px
     // round the fitted arc.
-    let luma = |q: PixelPoint| view.linear(q.x, q.y).map(|v| 0.2126 * v[0] as f64 + 0.7152 * v[1] as f64 + 0.0722 * v[2] as f64);
+    let luma = |q: PixelPoint| view.luminance(q.x, q.y);
     let strength = |c: PixelPoint, r: f64, other_c: PixelPoint, other_r: f64| -> (f64, usize) {
         let (mut s, mut n) = (0.0, 0usize);
         for k in 0..180 {

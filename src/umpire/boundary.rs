@@ -17,17 +17,13 @@ use nalgebra::{Matrix3, Vector3};
 
 /// How the edge between two overlapping winks of one colour bulges: `bulge` is its share of the
 /// lens's half-width towards `b` (+1: `a`'s arc, so `a` is on top; −1: `b`'s arc), with its
-/// standard error, from `rows` lines across the lens.
+/// standard error.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Bulge {
     /// The edge's bulge towards `b`, in half-widths of the lens (+1: `a` on top; −1: `b`).
     pub bulge: f64,
     /// Its standard error.
     pub se: f64,
-    /// Lines across the lens that found the edge and fitted.
-    pub rows: usize,
-    /// The lens's widest, px.
-    pub lens_px: f64,
 }
 
 impl Bulge {
@@ -69,8 +65,7 @@ fn hits(w: &CloseWink, p: PixelPoint, dir: PixelPoint) -> Option<(f64, f64)> {
 
 /// Gamma-encoded luma at `p` (shading reads as it is seen).
 fn luma(view: &LinearView<'_>, p: PixelPoint) -> Option<f64> {
-    let c = view.linear(p.x, p.y)?;
-    Some((0.2126 * c[0] as f64 + 0.7152 * c[1] as f64 + 0.0722 * c[2] as f64).max(0.0).powf(1.0 / 2.2))
+    Some(view.luminance(p.x, p.y)?.max(0.0).powf(1.0 / 2.2))
 }
 
 /// Samples per pixel along each line across the lens.
@@ -170,12 +165,12 @@ pub fn bulge(view: &LinearView<'_>, a: &CloseWink, b: &CloseWink) -> Option<Bulg
         };
         pts.push((t, offset(k) + sub / PER_PX, half));
     }
-    fit_bulge(&pts).map(|(bulge, se, rows)| Bulge { bulge, se, rows, lens_px: widest })
+    fit_bulge(&pts).map(|(bulge, se)| Bulge { bulge, se })
 }
 
 /// Least squares of `e = c0 + c1·t + bulge·h` over `(t, e, h)`, twice dropping points off by more
-/// than three robust sds (and 0.75 px): the bulge, its standard error and the points kept.
-fn fit_bulge(pts: &[(f64, f64, f64)]) -> Option<(f64, f64, usize)> {
+/// than three robust sds (and 0.75 px): the bulge and its standard error.
+fn fit_bulge(pts: &[(f64, f64, f64)]) -> Option<(f64, f64)> {
     let mut kept: Vec<(f64, f64, f64)> = pts.to_vec();
     for round in 0..3 {
         if kept.len() < 6 {
@@ -191,15 +186,13 @@ fn fit_bulge(pts: &[(f64, f64, f64)]) -> Option<(f64, f64, usize)> {
         let inv = xtx.try_inverse()?;
         let c = inv * xty;
         let res: Vec<f64> = kept.iter().map(|&(t, e, h)| e - (c[0] + c[1] * t + c[2] * h)).collect();
-        let mut abs: Vec<f64> = res.iter().map(|r| r.abs()).collect();
-        abs.sort_by(f64::total_cmp);
-        let cut = (3.0 * 1.4826 * abs[abs.len() / 2]).max(0.75);
+        let cut = super::robust_cut(&res, 3.0, 0.75);
         let inliers: Vec<(f64, f64, f64)> = kept.iter().zip(&res).filter(|(_, r)| r.abs() <= cut).map(|(p, _)| *p).collect();
         if round == 2 || inliers.len() == kept.len() {
             let rss: f64 = res.iter().map(|r| r * r).sum();
             let var = rss / (kept.len() as f64 - 3.0);
             let se = (var * inv[(2, 2)]).max(0.0).sqrt();
-            return Some((c[2], se, kept.len()));
+            return Some((c[2], se));
         }
         kept = inliers;
     }

@@ -119,7 +119,7 @@ pub fn closeup(
         a: med(|c| c.a),
         b: med(|c| c.b),
     };
-    let felt_chroma = border_felt(&view);
+    let open_felt = border_felt(&view);
     let mut model = ColourModel::new(felt, None);
     let all: Vec<Lab> = (0..lh)
         .step_by(2)
@@ -205,17 +205,14 @@ pub fn closeup(
     // so its shape says little about the plane's.
     let n = winks.len();
     let mut upper: Vec<Vec<Option<bool>>> = vec![vec![None; n]; n];
-    let mut evidence: Vec<Vec<&'static str>> = vec![vec![""; n]; n];
     let mut raised = vec![false; n];
     for i in 0..n {
         for j in i + 1..n {
-            if winks[i].colour == winks[j].colour {
-                upper[i][j] = super::boundary::bulge(&view, &winks[i], &winks[j]).and_then(|b| b.upper());
-                evidence[i][j] = "boundary_bulge";
+            upper[i][j] = if winks[i].colour == winks[j].colour {
+                super::boundary::bulge(&view, &winks[i], &winks[j]).and_then(|b| b.upper())
             } else {
-                upper[i][j] = close_upper(&winks[i], &winks[j]);
-                evidence[i][j] = "colour_stops_short";
-            }
+                close_upper(&winks[i], &winks[j])
+            };
             if let Some(up) = upper[i][j] {
                 raised[if up { i } else { j }] = true;
             }
@@ -259,7 +256,7 @@ pub fn closeup(
                 continue;
             }
             // Felt between them, where neither rests on a third wink: they do not rest on each other.
-            let felt = if raised[i] || raised[j] { None } else { felt_chroma.and_then(|f| felt_between(&view, f, a, b)) };
+            let felt = if raised[i] || raised[j] { None } else { open_felt.and_then(|f| felt_between(&view, f, a, b)) };
             let felt_seen = felt.is_some_and(|g| g >= FELT_SEEN_SHARE);
             let Some((m, sigma)) = margin(&plane, a, b, nominal, upper[i][j], (raised[i], raised[j]), felt_seen) else {
                 continue;
@@ -276,7 +273,7 @@ pub fn closeup(
                 m,
                 sigma,
                 up_id,
-                upper[i][j].map(|_| (1.0, evidence[i][j].to_string())),
+                upper[i][j].map(|_| (1.0, if a.colour == b.colour { "boundary_bulge" } else { "colour_stops_short" }.to_string())),
             );
             pair.felt_between = felt.map(super::round3);
             let hide = THICKNESS_MM * plane.tilt_at((a.centre + b.centre) * 0.5).tan();
@@ -694,21 +691,33 @@ fn rims_of_region(c: &Vector<Point>, area: f64) -> opencv::Result<Option<Vec<Vec
 /// A circle through `pts`, twice refitted without the points off it by more than three robust
 /// sds (and a pixel and a half).
 fn robust_circle(pts: &[PixelPoint]) -> Option<(PixelPoint, f64)> {
+    trimmed_fit(pts, fit_circle, |c, p| p.distance(c.0) - c.1, 3.0, 1.5, 8).map(|(fit, _)| fit)
+}
+
+/// `fit` made to `pts`, then up to twice again without the points whose residual is beyond
+/// [`super::robust_cut`]`(sds, floor)`; it stops when nothing is dropped or fewer than
+/// `min_kept` points would stay. The fit and the points it was made from.
+fn trimmed_fit<F>(
+    pts: &[PixelPoint],
+    fit: impl Fn(&[PixelPoint]) -> Option<F>,
+    residual: impl Fn(&F, PixelPoint) -> f64,
+    sds: f64,
+    floor: f64,
+    min_kept: usize,
+) -> Option<(F, Vec<PixelPoint>)> {
     let mut kept = pts.to_vec();
-    let mut fit = fit_circle(&kept)?;
+    let mut fitted = fit(&kept)?;
     for _ in 0..2 {
-        let res: Vec<f64> = kept.iter().map(|p| (p.distance(fit.0) - fit.1).abs()).collect();
-        let mut sorted = res.clone();
-        sorted.sort_by(f64::total_cmp);
-        let cut = (3.0 * 1.4826 * sorted[sorted.len() / 2]).max(1.5);
-        let inliers: Vec<PixelPoint> = kept.iter().zip(&res).filter(|(_, r)| **r <= cut).map(|(p, _)| *p).collect();
-        if inliers.len() == kept.len() || inliers.len() < 8 {
+        let res: Vec<f64> = kept.iter().map(|p| residual(&fitted, *p)).collect();
+        let cut = super::robust_cut(&res, sds, floor);
+        let inliers: Vec<PixelPoint> = kept.iter().zip(&res).filter(|(_, r)| r.abs() <= cut).map(|(p, _)| *p).collect();
+        if inliers.len() == kept.len() || inliers.len() < min_kept {
             break;
         }
         kept = inliers;
-        fit = fit_circle(&kept)?;
+        fitted = fit(&kept)?;
     }
-    Some(fit)
+    Some((fitted, kept))
 }
 
 /// An outline turning back by more than this over a stretch of an eighth of the region's
@@ -743,20 +752,7 @@ fn fit_close(
         // A robust fit: points off the first ellipse by more than 2.5 robust sds (and 0.75 px) —
         // a shadow's edge, a neighbour's dark rim taken for the felt — are dropped and it is
         // fitted again, twice at most.
-        let mut kept = bg.clone();
-        let mut fitted = ellipse_of(&kept)?;
-        for _ in 0..2 {
-            let res: Vec<f64> = kept.iter().map(|p| ellipse_residual(&fitted, *p)).collect();
-            let mut abs: Vec<f64> = res.iter().map(|r| r.abs()).collect();
-            abs.sort_by(f64::total_cmp);
-            let cut = (2.5 * 1.4826 * abs[abs.len() / 2]).max(0.75);
-            let inliers: Vec<PixelPoint> = kept.iter().zip(&res).filter(|(_, r)| r.abs() <= cut).map(|(p, _)| *p).collect();
-            if inliers.len() == kept.len() || inliers.len() < 12 {
-                break;
-            }
-            kept = inliers;
-            fitted = ellipse_of(&kept)?;
-        }
+        let (fitted, kept) = trimmed_fit(&bg, ellipse_of, ellipse_residual, 2.5, 0.75, 12)?;
         let (ctr, (a, b), major_dir) = fitted;
         if !(a > 2.0 && b > 0.3 * a) {
             return last;

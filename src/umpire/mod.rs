@@ -166,6 +166,14 @@ pub fn verdict(margin: f64, sigma: f64, upper: Option<&str>) -> (&'static str, O
     }
 }
 
+/// Where to cut residuals as outliers: `sds` robust standard deviations (1.4826 × the median
+/// absolute residual), and at least `floor`. `res` must not be empty.
+fn robust_cut(res: &[f64], sds: f64, floor: f64) -> f64 {
+    let mut abs: Vec<f64> = res.iter().map(|r| r.abs()).collect();
+    abs.sort_by(f64::total_cmp);
+    (sds * 1.4826 * abs[abs.len() / 2]).max(floor)
+}
+
 fn round3(v: f64) -> f64 {
     (v * 1000.0).round() / 1000.0
 }
