@@ -31,7 +31,7 @@ pub fn calibration_overlay(bgr: &Mat, cal: &Calibration) -> Result<RgbImage, Cal
     if let Some(cam) = &cal.camera {
         legend.push_str(&format!("; camera {:.0} mm up, {:.1} deg off vertical", cam.height_mm(), cam.tilt_deg));
     }
-    draw_legend(&mut img, &[legend], scale);
+    draw_legend(&mut img, &[legend], scale, &|r| mat_share(cal, r));
     Ok(img)
 }
 
@@ -56,20 +56,49 @@ fn draw_mat(img: &mut RgbImage, cal: &Calibration, scale: f32) {
     }
 }
 
-/// Lines of text on a darkened band at the top left.
-fn draw_legend(img: &mut RgbImage, lines: &[String], scale: f32) {
-    let size = 16.0 * scale;
+/// Lines of text on a darkened panel at the corner (or the middle of the top or bottom edge) of
+/// the frame where `hides` (the cost of covering a rectangle `x0, y0, x1, y1`) is least; lines
+/// longer than 40% of the frame's width are wrapped.
+fn draw_legend(img: &mut RgbImage, lines: &[String], scale: f32, hides: &dyn Fn([f64; 4]) -> f64) {
+    let size = 14.0 * scale;
     let line_h = (size * 1.3) as u32;
+    let width = ((img.width() as f32 * 0.4) as u32).max(200);
+    let lines: Vec<String> = lines.iter().flat_map(|l| draw::wrap(l, size, width)).collect();
     let tw = lines.iter().map(|l| draw::text_extent(size, l).0).max().unwrap_or(0);
-    for y in 0..(line_h * lines.len() as u32 + 12).min(img.height()) {
-        for x in 0..(tw + 16).min(img.width()) {
+    let (pw, ph) = ((tw + 16).min(img.width()), (line_h * lines.len() as u32 + 12).min(img.height()));
+    let (w, h) = (img.width(), img.height());
+    let places = [(0, 0), (w - pw, 0), (0, h - ph), (w - pw, h - ph), ((w - pw) / 2, 0), ((w - pw) / 2, h - ph)];
+    let (x0, y0) = places
+        .into_iter()
+        .map(|(x, y)| ((x, y), hides([x as f64, y as f64, (x + pw) as f64, (y + ph) as f64])))
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .map_or((0, 0), |(c, _)| c);
+    for y in y0..y0 + ph {
+        for x in x0..x0 + pw {
             let p = img.get_pixel_mut(x, y);
             *p = Rgb([p[0] / 3, p[1] / 3, p[2] / 3]);
         }
     }
     for (k, l) in lines.iter().enumerate() {
-        draw::text(img, 8, 6 + (k as u32 * line_h) as i32, size, Rgb([255, 255, 255]), l);
+        draw::text(img, x0 as i32 + 8, y0 as i32 + 6 + (k as u32 * line_h) as i32, size, Rgb([255, 255, 255]), l);
     }
+}
+
+/// The share of a rectangle of the frame (`x0, y0, x1, y1`) that shows the mat, from a grid of
+/// points in it.
+fn mat_share(cal: &Calibration, r: [f64; 4]) -> f64 {
+    let outline = cal.mat.outline();
+    let (nx, ny) = (12, 6);
+    let mut inside = 0;
+    for i in 0..nx {
+        for j in 0..ny {
+            let p = crate::geometry::PixelPoint::new(r[0] + (r[2] - r[0]) * (i as f64 + 0.5) / nx as f64, r[1] + (r[3] - r[1]) * (j as f64 + 0.5) / ny as f64);
+            if cal.image_to_mat(p).is_some_and(|m| outline.contains_disc(m, 0.0)) {
+                inside += 1;
+            }
+        }
+    }
+    inside as f64 / (nx * ny) as f64
 }
 
 /// The frame with what the referee sees: each wink's fitted outline in its colour with its id and
@@ -162,6 +191,34 @@ pub fn position_overlay(bgr: &Mat, analysis: &Analysis) -> Result<RgbImage, Cali
     for flag in pos.flags.iter().filter(|f| !matches!(f.detail, FlagDetail::Squop { .. })).take(6) {
         lines.push(format!("[{}] {}", flag.rule, flag.text));
     }
-    draw_legend(&mut img, &lines, scale);
+    // The legend where it hides the fewest winks, then the least of the mat.
+    let winks: Vec<(f64, f64, f64)> = analysis.detections.found.iter().map(|f| (f.centre_px.x, f.centre_px.y, f.radius_px + 20.0 * scale as f64)).collect();
+    let hides = |r: [f64; 4]| {
+        let covered = winks.iter().filter(|&&(x, y, rr)| x + rr > r[0] && x - rr < r[2] && y + rr > r[1] && y - rr < r[3]).count();
+        covered as f64 + mat_share(cal, r)
+    };
+    draw_legend(&mut img, &lines, scale, &hides);
     Ok(img)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_legend_goes_where_it_hides_least() {
+        // A grey frame; covering anything left of the middle costs, so the panel goes right.
+        let mut img = RgbImage::from_pixel(800, 450, Rgb([150, 150, 150]));
+        let lines = vec!["21 winks seen, 8 squops".to_string(), "score if the game ended now: 3–4".to_string()];
+        draw_legend(&mut img, &lines, 1.0, &|r| if r[0] < 400.0 { 1.0 } else { 0.0 });
+        let darkened = |x: u32, y: u32| img.get_pixel(x, y)[0] < 100;
+        assert!(!darkened(2, 2) && !darkened(2, 447), "nothing drawn at the left");
+        assert!(darkened(797, 2) || darkened(797, 447), "the panel is at a right-hand corner");
+        // A line longer than 40% of the frame is wrapped: the panel stays within 45% of it.
+        let mut img = RgbImage::from_pixel(800, 450, Rgb([150, 150, 150]));
+        let long = vec!["[13.1] w4 went off: replace it flat 22 mm in from the edge, at least 10 cm from every other wink".to_string()];
+        draw_legend(&mut img, &long, 1.0, &|_| 0.0);
+        let widest = (0..800).rev().find(|&x| img.get_pixel(x, 5)[0] < 100).unwrap_or(0);
+        assert!(widest < 360, "panel {widest} px wide");
+    }
 }
