@@ -111,11 +111,16 @@ impl Calibration {
     /// The footprint (mat mm) of a point `h_mm` above the mat seen at image point `px`: parallax
     /// corrected with the camera's pose (uncorrected when the pose is unknown).
     pub fn footprint(&self, px: PixelPoint, h_mm: f64) -> Option<MatPoint> {
-        let on_mat = self.image_to_mat(px)?;
-        Some(match &self.camera {
+        Some(self.raised(self.image_to_mat(px)?, h_mm))
+    }
+
+    /// The footprint of a point `h_mm` above the mat whose line of sight meets the mat at
+    /// `on_mat` ([`Calibration::footprint`] of an image point already taken to the mat).
+    pub fn raised(&self, on_mat: MatPoint, h_mm: f64) -> MatPoint {
+        match &self.camera {
             Some(c) => c.footprint(on_mat, h_mm),
             None => on_mat,
-        })
+        }
     }
 
     /// The same calibration with the mat frame turned half round (+x at the other end of the

@@ -84,7 +84,7 @@ impl Lab {
     }
     /// Hue angle in degrees, 0–360.
     pub fn hue_deg(self) -> f64 {
-        self.b.atan2(self.a).to_degrees().rem_euclid(360.0)
+        wrap_360(self.b.atan2(self.a).to_degrees())
     }
     /// Distance in the a*b* plane.
     pub fn ab_distance(self, o: Lab) -> f64 {
@@ -95,7 +95,27 @@ impl Lab {
 
 /// Signed difference between two hue angles, in degrees, in (−180, 180].
 pub fn hue_diff(a: f64, b: f64) -> f64 {
-    (a - b + 540.0).rem_euclid(360.0) - 180.0
+    wrap_360(a - b + 540.0) - 180.0
+}
+
+/// `x.rem_euclid(360.0)`, the same to the last bit, without a call to `fmod` for the angles met
+/// here (−360 to 1080°; subtracting 360 or 720 from a number within a factor of two of it is
+/// exact).
+/// It sat on the labelling's hottest path: every new colour's class needs a dozen.
+#[inline]
+fn wrap_360(x: f64) -> f64 {
+    if (0.0..360.0).contains(&x) {
+        x
+    } else if (360.0..720.0).contains(&x) {
+        x - 360.0
+    } else if (720.0..1080.0).contains(&x) {
+        x - 720.0
+    } else if x > -360.0 && x < 0.0 {
+        // Exactly as rem_euclid: −ε + 360 rounds to 360.0 there too.
+        x + 360.0
+    } else {
+        x.rem_euclid(360.0)
+    }
 }
 
 /// The frame's colour model.
@@ -121,12 +141,16 @@ pub struct ColourModel {
     /// How far each colour's outline, as its edges are found in this frame, lies outside the
     /// wink's rim, in mm (in the order of `Colour::ALL`; see `detect::edge_offsets`).
     pub edge_offset_mm: [f64; 4],
+    /// The felt's and the table's hue (degrees) and chroma, worked out once
+    /// ([`ColourModel::chroma_floor`] asks for them for every colour it is asked about).
+    backgrounds: [Option<(f64, f64)>; 2],
 }
 
 impl ColourModel {
     /// A model with typical hues for a frame whose felt (and table) colours are known.
     pub fn new(felt: Lab, table: Option<Lab>) -> ColourModel {
-        ColourModel { felt, table, hues: TYPICAL_HUE_DEG, saturation: 1.0, chroma_p90: [None; 4], min_ab_distance: MIN_AB_DISTANCE, felt_spread: 0.0, edge_offset_mm: [0.0; 4] }
+        let backgrounds = [Some(felt), table].map(|b| b.map(|b| (b.hue_deg(), b.chroma())));
+        ColourModel { felt, table, hues: TYPICAL_HUE_DEG, saturation: 1.0, chroma_p90: [None; 4], min_ab_distance: MIN_AB_DISTANCE, felt_spread: 0.0, edge_offset_mm: [0.0; 4], backgrounds }
     }
 
     /// Sets the felt's spread in a*b* (a robust standard deviation of its pixels' distance from
@@ -155,9 +179,9 @@ impl ColourModel {
         let skin = (SKIN_HUES_DEG.0..=SKIN_HUES_DEG.1).contains(&hue);
         let mut floor = if skin { MIN_CHROMA_SKIN * self.saturation } else if warm { MIN_CHROMA * self.saturation } else { MIN_CHROMA_COOL };
         let own = nearest.and_then(|k| self.chroma_p90[k]);
-        for b in std::iter::once(self.felt).chain(self.table) {
-            let above = b.chroma() + CHROMA_ABOVE_BACKGROUND;
-            if hue_diff(hue, b.hue_deg()).abs() <= BACKGROUND_HUE_DEG {
+        for &(b_hue, b_chroma) in self.backgrounds.iter().flatten() {
+            let above = b_chroma + CHROMA_ABOVE_BACKGROUND;
+            if hue_diff(hue, b_hue).abs() <= BACKGROUND_HUE_DEG {
                 floor = floor.max(above);
             } else {
                 // Far from the background's hue, its chroma is a floor only up to half the
@@ -172,15 +196,25 @@ impl ColourModel {
     /// Whether a pixel could be part of a wink (any colour): chroma above the floor for its hue,
     /// and well away from the felt and the table.
     pub fn is_candidate(&self, c: Lab) -> bool {
-        c.chroma() >= self.chroma_floor(c.hue_deg()) && c.ab_distance(self.felt) >= self.min_ab_distance && self.table.is_none_or(|t| c.ab_distance(t) >= self.min_ab_distance)
+        self.away_from_backgrounds(c) && c.chroma() >= self.chroma_floor(c.hue_deg())
+    }
+
+    /// Whether a colour lies well away from the felt and the table in a*b* (the cheap half of
+    /// [`ColourModel::is_candidate`], asked first: most of a frame is felt).
+    fn away_from_backgrounds(&self, c: Lab) -> bool {
+        c.ab_distance(self.felt) >= self.min_ab_distance && self.table.is_none_or(|t| c.ab_distance(t) >= self.min_ab_distance)
     }
 
     /// The wink colour of a pixel, or `None` when it is not wink-coloured.
     pub fn classify(&self, c: Lab) -> Option<Colour> {
-        if !self.is_candidate(c) {
+        if !self.away_from_backgrounds(c) {
             return None;
         }
-        self.nearest_hue(c.hue_deg())
+        let hue = c.hue_deg();
+        if c.chroma() < self.chroma_floor(hue) {
+            return None;
+        }
+        self.nearest_hue(hue)
     }
 
     /// The colour whose prototype hue is nearest, within the window.
@@ -255,6 +289,21 @@ mod tests {
 
     fn lab(l: f64, a: f64, b: f64) -> Lab {
         Lab { l, a, b }
+    }
+
+    #[test]
+    fn wrapping_angles_matches_rem_euclid_to_the_bit() {
+        let edges = [0.0, -0.0, 360.0, -360.0, 720.0, 1080.0, 359.99999999999994, -1e-300, 1e-300, 719.9999999999999, 180.0, 540.0];
+        let sweep = (0..200_000).map(|i| -400.0 + i as f64 * 0.007_3);
+        for x in sweep.chain(edges) {
+            assert_eq!(wrap_360(x).to_bits(), x.rem_euclid(360.0).to_bits(), "{x}");
+        }
+        // hue_diff over every pair of a grid of hues.
+        for a in (0..720).map(|i| i as f64 * 0.5 + 0.123) {
+            for b in (0..72).map(|i| i as f64 * 5.0 + 0.0071) {
+                assert_eq!(hue_diff(a, b).to_bits(), ((a - b + 540.0).rem_euclid(360.0) - 180.0).to_bits());
+            }
+        }
     }
 
     #[test]

@@ -382,17 +382,18 @@ pub fn fit_footprint(cal: &Calibration, edges: &[PixelPoint], start: MatPoint, r
     let huber = HUBER_PX * mm_per_px;
     let mut pts = vec![MatPoint::new(0.0, 0.0); edges.len()];
     let mut res = vec![0.0; edges.len()];
+    // Where each edge point's line of sight meets the mat (the lens undone once, not every round).
+    let on_mat: Vec<MatPoint> = edges.iter().map(|e| cal.image_to_mat(*e)).collect::<Option<_>>()?;
     for iter in 0..12 {
         // Each edge point down to the mat at the height where the sight line grazes the rim.
-        for (k, e) in edges.iter().enumerate() {
-            let on0 = cal.image_to_mat(*e)?;
+        for (k, &on0) in on_mat.iter().enumerate() {
             let u = {
                 let v = on0 - c;
                 let n = v.norm();
                 if n > 1e-9 { v * (1.0 / n) } else { MatPoint::new(1.0, 0.0) }
             };
             let h = rest.rim_mid_height(c, r, u) + grazing_height(cal, on0, u);
-            pts[k] = cal.footprint(*e, h)?;
+            pts[k] = cal.raised(on0, h);
         }
         // Gauss–Newton with Huber weights on the geometric distance.
         let (mut jtj, mut jtr) = (nalgebra::Matrix3::<f64>::zeros(), nalgebra::Vector3::<f64>::zeros());
