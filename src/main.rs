@@ -506,8 +506,7 @@ fn cmd_umpire(args: &UmpireArgs) -> Result<()> {
         (pairs, Scale { method: "mat".into(), mm_per_px: (1e4 / analysis.detections.px_per_mm.max(1e-9)).round() / 1e4, wink_sizes: None }, outlines)
     };
     for p in &pairs {
-        let up = p.upper.as_ref().map(|u| format!(", {u} on top")).unwrap_or_default();
-        eprintln!("{} ({}) / {} ({}): margin {:+.2} ± {:.2} mm → {}{up}", p.a, p.colours[0], p.b, p.colours[1], p.margin_mm, p.sigma_mm, p.verdict.replace('_', " "));
+        eprintln!("{} ({}) / {} ({}): margin {:+.2} ± {:.2} mm → {}", p.a, p.colours[0], p.b, p.colours[1], p.margin_mm, p.sigma_mm, p.verdict_text());
     }
     match (pairs.is_empty(), args.near) {
         (true, Some(p)) => eprintln!("{}: no winks near ({2:.0}, {3:.0}) (within {1} mm) overlap or come within {4} mm of each other", args.image.display(), umpire::NEAR_MM, p.x, p.y, umpire::REPORT_GAP_MM),

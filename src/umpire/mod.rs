@@ -166,6 +166,18 @@ pub fn verdict(margin: f64, sigma: f64, upper: Option<&str>) -> (&'static str, O
     }
 }
 
+impl Pair {
+    /// The verdict in words: whose is the upper when squopped, and, when the call is too close,
+    /// whether the overlap itself is certain and only which wink lies on top is not.
+    pub fn verdict_text(&self) -> String {
+        match (&*self.verdict, &self.upper) {
+            ("squopped", Some(u)) => format!("squopped, {u} on top"),
+            ("too_close_to_call", None) if self.margin_mm > VERDICT_SIGMAS * self.sigma_mm => "they overlap, but which is on top is too close to call".into(),
+            (v, _) => v.replace('_', " "),
+        }
+    }
+}
+
 /// Where to cut residuals as outliers: `sds` robust standard deviations (1.4826 × the median
 /// absolute residual), and at least `floor`. `res` must not be empty.
 fn robust_cut(res: &[f64], sds: f64, floor: f64) -> f64 {
@@ -316,10 +328,7 @@ pub fn evidence(bgr: &Mat, pair: &Pair, a: &Outline, b: &Outline, colours: [Colo
     let white = Rgb([255, 255, 255]);
     let what = if pair.margin_mm >= 0.0 { "overlap" } else { "gap" };
     let line1 = format!("{} / {}: {what} {:.2} mm ± {:.2} mm (1 sd)", pair.a, pair.b, pair.margin_mm.abs(), pair.sigma_mm);
-    let line2 = match &pair.upper {
-        Some(u) => format!("verdict: {} ({u} on top)", pair.verdict.replace('_', " ")),
-        None => format!("verdict: {}", pair.verdict.replace('_', " ")),
-    };
+    let line2 = format!("verdict: {}", pair.verdict_text());
     draw::text(&mut img, 10, zh as i32 + 8, 20.0, white, &line1);
     draw::text(&mut img, 10, zh as i32 + 36, 20.0, white, &line2);
     Ok(img)
@@ -328,6 +337,18 @@ pub fn evidence(bgr: &Mat, pair: &Pair, a: &Outline, b: &Outline, colours: [Colo
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_certain_overlap_with_no_upper_named_says_so() {
+        let pair = |margin_mm: f64, upper: Option<&str>| {
+            let (v, up) = verdict(margin_mm, 0.5, upper);
+            Pair { a: "w1".into(), b: "w2".into(), a_px: [0.0; 2], b_px: [0.0; 2], verdict: v.into(), upper: up, margin_mm, sigma_mm: 0.5, colours: [Colour::Red; 2], upper_confidence: None, upper_evidence: None, felt_between: None }
+        };
+        assert_eq!(pair(8.6, Some("w1")).verdict_text(), "squopped, w1 on top");
+        assert_eq!(pair(8.6, None).verdict_text(), "they overlap, but which is on top is too close to call");
+        assert_eq!(pair(0.4, None).verdict_text(), "too close to call");
+        assert_eq!(pair(-3.0, None).verdict_text(), "not squopped");
+    }
 
     #[test]
     fn nominal_footprints_that_touch_are_real_winks_with_a_gap() {
