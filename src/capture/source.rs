@@ -409,7 +409,9 @@ impl FrameSource for VideoFile {
 /// A recorded source decoded on its own thread, up to a few frames ahead, so decoding and
 /// processing share the machine's cores.
 pub struct Prefetch {
-    rx: std::sync::mpsc::Receiver<Result<Option<SourceEvent>, SourceError>>,
+    /// `None` once dropped: the decoder's next send then fails and it stops.
+    rx: Option<std::sync::mpsc::Receiver<Result<Option<SourceEvent>, SourceError>>>,
+    decoder: Option<std::thread::JoinHandle<()>>,
     read: Arc<std::sync::atomic::AtomicU64>,
     skipped: Arc<std::sync::atomic::AtomicU64>,
     describe: String,
@@ -426,7 +428,7 @@ pub fn prefetch(mut source: Box<dyn FrameSource>, depth: usize) -> Result<Prefet
     let (read, skipped) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
     let (describe, fps, frame_count, live) = (source.describe(), source.fps(), source.frame_count(), source.is_live());
     let (r2, s2) = (read.clone(), skipped.clone());
-    std::thread::Builder::new()
+    let decoder = std::thread::Builder::new()
         .name("decoder".into())
         .spawn(move || loop {
             let ev = source.next_event();
@@ -439,7 +441,29 @@ pub fn prefetch(mut source: Box<dyn FrameSource>, depth: usize) -> Result<Prefet
             }
         })
         .map_err(|source| SourceError::Thread { source })?;
-    Ok(Prefetch { rx, read, skipped, describe, fps, frame_count, live, finished: false })
+    Ok(Prefetch { rx: Some(rx), decoder: Some(decoder), read, skipped, describe, fps, frame_count, live, finished: false })
+}
+
+/// How long dropping a [`Prefetch`] waits for its decoder to finish the frame in hand.
+const DECODER_STOP_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+impl Drop for Prefetch {
+    /// Stops the decoder and waits for it (up to [`DECODER_STOP_WAIT`]): a program that ends
+    /// while the decoder is still inside OpenCV, as when footage is interrupted, has its C++
+    /// statics torn down under that thread and dies of a segmentation fault after writing
+    /// everything (test `ctrl_c_or_term_ends_the_stream_with_an_end_event`, under load).
+    fn drop(&mut self) {
+        self.rx = None;
+        if let Some(decoder) = self.decoder.take() {
+            let started = std::time::Instant::now();
+            while !decoder.is_finished() && started.elapsed() < DECODER_STOP_WAIT {
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+            if decoder.is_finished() {
+                let _ = decoder.join();
+            }
+        }
+    }
 }
 
 impl FrameSource for Prefetch {
@@ -447,7 +471,8 @@ impl FrameSource for Prefetch {
         if self.finished {
             return Ok(None);
         }
-        match self.rx.recv() {
+        let Some(rx) = &self.rx else { return Ok(None) };
+        match rx.recv() {
             Ok(Ok(Some(ev))) => Ok(Some(ev)),
             Ok(other) => {
                 self.finished = true;
