@@ -454,15 +454,20 @@ impl Drop for Prefetch {
     /// everything (test `ctrl_c_or_term_ends_the_stream_with_an_end_event`, under load).
     fn drop(&mut self) {
         self.rx = None;
-        if let Some(decoder) = self.decoder.take() {
-            let started = std::time::Instant::now();
-            while !decoder.is_finished() && started.elapsed() < DECODER_STOP_WAIT {
-                std::thread::sleep(std::time::Duration::from_millis(2));
-            }
-            if decoder.is_finished() {
-                let _ = decoder.join();
-            }
-        }
+        wait_for(self.decoder.take());
+    }
+}
+
+/// Waits up to [`DECODER_STOP_WAIT`] for a thread told to stop, and joins it if it did (one
+/// stuck in a camera's driver is left behind rather than hanging the program).
+fn wait_for(thread: Option<std::thread::JoinHandle<()>>) {
+    let Some(thread) = thread else { return };
+    let started = std::time::Instant::now();
+    while !thread.is_finished() && started.elapsed() < DECODER_STOP_WAIT {
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    if thread.is_finished() {
+        let _ = thread.join();
     }
 }
 
@@ -726,6 +731,7 @@ pub struct CameraSource {
     describe: String,
     shared: Arc<(Mutex<Slot>, Condvar)>,
     stop: Arc<AtomicBool>,
+    grabber: Option<std::thread::JoinHandle<()>>,
 }
 
 impl CameraSource {
@@ -758,7 +764,7 @@ impl CameraSource {
         let stop = Arc::new(AtomicBool::new(false));
         let (s2, stop2) = (shared.clone(), stop.clone());
         let (opened_tx, opened_rx) = std::sync::mpsc::channel::<Result<(), SourceError>>();
-        std::thread::Builder::new()
+        let grabber = std::thread::Builder::new()
             .name("camera-grabber".into())
             .spawn(move || {
                 let mut cam = match open() {
@@ -828,7 +834,7 @@ impl CameraSource {
             })
             .map_err(|source| SourceError::Thread { source })?;
         match opened_rx.recv() {
-            Ok(Ok(())) => Ok(CameraSource { describe, shared, stop }),
+            Ok(Ok(())) => Ok(CameraSource { describe, shared, stop, grabber: Some(grabber) }),
             Ok(Err(e)) => Err(e),
             Err(_) => Err(SourceError::Camera { index: 0, message: "the camera thread ended while opening it".into() }),
         }
@@ -836,8 +842,10 @@ impl CameraSource {
 }
 
 impl Drop for CameraSource {
+    /// Stops the grabber and waits for it to let go of the camera (see [`Prefetch`]'s drop).
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
+        wait_for(self.grabber.take());
     }
 }
 
