@@ -1041,6 +1041,53 @@ impl FrameSource for CameraSource {
 mod tests {
     use super::*;
 
+    /// A source that takes its time over each frame and says when it has been dropped.
+    struct Slow {
+        dropped: Arc<AtomicBool>,
+    }
+
+    impl Drop for Slow {
+        fn drop(&mut self) {
+            self.dropped.store(true, Ordering::SeqCst);
+        }
+    }
+
+    impl FrameSource for Slow {
+        fn next_event(&mut self) -> Result<Option<SourceEvent>, SourceError> {
+            std::thread::sleep(Duration::from_millis(40));
+            let frame = Mat::new_rows_cols_with_default(4, 4, opencv::core::CV_8UC3, opencv::core::Scalar::all(0.0)).map_err(|e| SourceError::Camera { index: 0, message: e.to_string() })?;
+            Ok(Some(SourceEvent::Frame(Frame::new(0, 0.0, frame))))
+        }
+        fn describe(&self) -> String {
+            "slow".into()
+        }
+        fn fps(&self) -> Option<f64> {
+            None
+        }
+        fn frame_count(&self) -> Option<u64> {
+            None
+        }
+        fn read(&self) -> u64 {
+            0
+        }
+        fn skipped(&self) -> u64 {
+            0
+        }
+    }
+
+    #[test]
+    fn a_prefetching_source_is_stopped_and_waited_for_when_dropped() -> Result<(), Box<dyn std::error::Error>> {
+        // The decoder must not outlive its source's owner: a program that ends while it is still
+        // decoding (inside OpenCV) dies of a segmentation fault as OpenCV's statics go.
+        let dropped = Arc::new(AtomicBool::new(false));
+        let mut fetch = prefetch(Box::new(Slow { dropped: dropped.clone() }), 2)?;
+        assert!(matches!(fetch.next_event()?, Some(SourceEvent::Frame(_))));
+        // The decoder is now decoding ahead, or blocked on the full queue.
+        drop(fetch);
+        assert!(dropped.load(Ordering::SeqCst), "the decoder thread (which owns the source) has ended");
+        Ok(())
+    }
+
     #[test]
     fn a_live_source_hands_over_the_newest_frame_and_drops_stale_ones() -> Result<(), Box<dyn std::error::Error>> {
         // The sample clip played as a camera, in real time, to a consumer far slower than its
