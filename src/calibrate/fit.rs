@@ -67,15 +67,40 @@ impl Problem<'_> {
         Matrix3::new(x[off], x[off + 1], x[off + 2], x[off + 3], x[off + 4], x[off + 5], x[off + 6], x[off + 7], 1.0)
     }
 
-    fn residuals_at(&self, x: &DVector<f64>) -> Option<DVector<f64>> {
-        let g = Self::homography(x, self.fit_lens);
-        let g_inv_t = g.try_inverse()?.transpose();
-        let (l1, l2, cx, cy) = match self.fit_lens {
+    /// The lens's parameters in `x`: l1 (or k1), l2 (or k2) and the centre's offset.
+    fn lens_params(&self, x: &DVector<f64>) -> (f64, f64, f64, f64) {
+        match self.fit_lens {
             0 => (0.0, 0.0, 0.0, 0.0),
             1 => (x[0], 0.0, 0.0, 0.0),
             2 => (x[0], x[1], 0.0, 0.0),
             _ => (x[0], x[1], x[2], x[3]),
-        };
+        }
+    }
+
+    /// Every point with the lens undone, as the lens's parameters in `x` have it.
+    fn undistorted(&self, x: &DVector<f64>) -> Vec<(f64, f64)> {
+        let (l1, l2, cx, cy) = self.lens_params(x);
+        self.pts
+            .iter()
+            .map(|&(px, py, _)| {
+                let (px, py) = (px - cx, py - cy);
+                let rho2 = px * px + py * py;
+                let s = if self.radial { super::lens::radial_undistort_scale(rho2, l1, l2) } else { 1.0 / (1.0 + l1 * rho2 + l2 * rho2 * rho2) };
+                (px * s + cx, py * s + cy)
+            })
+            .collect()
+    }
+
+    fn residuals_at(&self, x: &DVector<f64>) -> Option<DVector<f64>> {
+        self.residuals_with(x, &self.undistorted(x))
+    }
+
+    /// The residuals at `x`, its points' undistorted positions given (they depend on the lens's
+    /// parameters only).
+    fn residuals_with(&self, x: &DVector<f64>, undistorted: &[(f64, f64)]) -> Option<DVector<f64>> {
+        let g = Self::homography(x, self.fit_lens);
+        let g_inv_t = g.try_inverse()?.transpose();
+        let (_, _, cx, cy) = self.lens_params(x);
         let img_lines: Vec<Vector3<f64>> = self.lines.iter().map(|l| g_inv_t * l).collect();
         // With the centre fitted, two more residuals after the points': its prior (see
         // CENTRE_PRIOR_PX), in the points' units.
@@ -86,11 +111,7 @@ impl Problem<'_> {
             r[self.pts.len()] = cx * w;
             r[self.pts.len() + 1] = cy * w;
         }
-        for (i, &(px, py, k)) in self.pts.iter().enumerate() {
-            let (px, py) = (px - cx, py - cy);
-            let rho2 = px * px + py * py;
-            let s = if self.radial { super::lens::radial_undistort_scale(rho2, l1, l2) } else { 1.0 / (1.0 + l1 * rho2 + l2 * rho2 * rho2) };
-            let (ux, uy) = (px * s + cx, py * s + cy);
+        for (i, (&(_, _, k), &(ux, uy))) in self.pts.iter().zip(undistorted).enumerate() {
             let l = img_lines[k];
             r[i] = (l[0] * ux + l[1] * uy + l[2]) / (l[0] * l[0] + l[1] * l[1]).sqrt() * self.norm.r0;
         }
@@ -115,14 +136,17 @@ impl LeastSquaresProblem<f64, Dyn, Dyn> for Problem<'_> {
         self.residuals_at(&self.x)
     }
 
+    /// Forward differences; the points are undistorted once for the homography's columns (only
+    /// the lens's move them), which is most of the work of a residual.
     fn jacobian(&self) -> Option<DMatrix<f64>> {
-        let r0 = self.residuals_at(&self.x)?;
+        let undistorted = self.undistorted(&self.x);
+        let r0 = self.residuals_with(&self.x, &undistorted)?;
         let mut j = DMatrix::zeros(r0.len(), self.x.len());
         for c in 0..self.x.len() {
             let h = 1e-7 * self.x[c].abs().max(1e-3);
             let mut x = self.x.clone();
             x[c] += h;
-            let r = self.residuals_at(&x)?;
+            let r = if c < self.fit_lens { self.residuals_at(&x)? } else { self.residuals_with(&x, &undistorted)? };
             j.set_column(c, &((r - &r0) / h));
         }
         Some(j)
