@@ -444,11 +444,12 @@ pub fn prefetch(mut source: Box<dyn FrameSource>, depth: usize) -> Result<Prefet
     Ok(Prefetch { rx: Some(rx), decoder: Some(decoder), read, skipped, describe, fps, frame_count, live, finished: false })
 }
 
-/// How long dropping a [`Prefetch`] waits for its decoder to finish the frame in hand.
-const DECODER_STOP_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+/// How long dropping a [`Prefetch`] or a [`CameraSource`] waits for its thread to finish the
+/// frame in hand.
+const THREAD_STOP_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 impl Drop for Prefetch {
-    /// Stops the decoder and waits for it (up to [`DECODER_STOP_WAIT`]): a program that ends
+    /// Stops the decoder and waits for it (up to [`THREAD_STOP_WAIT`]): a program that ends
     /// while the decoder is still inside OpenCV, as when footage is interrupted, has its C++
     /// statics torn down under that thread and dies of a segmentation fault after writing
     /// everything (test `ctrl_c_or_term_ends_the_stream_with_an_end_event`, under load).
@@ -458,12 +459,12 @@ impl Drop for Prefetch {
     }
 }
 
-/// Waits up to [`DECODER_STOP_WAIT`] for a thread told to stop, and joins it if it did (one
+/// Waits up to [`THREAD_STOP_WAIT`] for a thread told to stop, and joins it if it did (one
 /// stuck in a camera's driver is left behind rather than hanging the program).
 fn wait_for(thread: Option<std::thread::JoinHandle<()>>) {
     let Some(thread) = thread else { return };
     let started = std::time::Instant::now();
-    while !thread.is_finished() && started.elapsed() < DECODER_STOP_WAIT {
+    while !thread.is_finished() && started.elapsed() < THREAD_STOP_WAIT {
         std::thread::sleep(std::time::Duration::from_millis(2));
     }
     if thread.is_finished() {

@@ -196,25 +196,22 @@ impl ColourModel {
     /// Whether a pixel could be part of a wink (any colour): chroma above the floor for its hue,
     /// and well away from the felt and the table.
     pub fn is_candidate(&self, c: Lab) -> bool {
-        self.away_from_backgrounds(c) && c.chroma() >= self.chroma_floor(c.hue_deg())
+        self.candidate_hue(c).is_some()
     }
 
-    /// Whether a colour lies well away from the felt and the table in a*b* (the cheap half of
-    /// [`ColourModel::is_candidate`], asked first: most of a frame is felt).
-    fn away_from_backgrounds(&self, c: Lab) -> bool {
-        c.ab_distance(self.felt) >= self.min_ab_distance && self.table.is_none_or(|t| c.ab_distance(t) >= self.min_ab_distance)
+    /// A candidate's hue ([`ColourModel::is_candidate`]), or `None`. The cheap a*b* distances
+    /// from the felt and the table are asked first (most of a frame is felt), the hue only then.
+    fn candidate_hue(&self, c: Lab) -> Option<f64> {
+        if c.ab_distance(self.felt) < self.min_ab_distance || self.table.is_some_and(|t| c.ab_distance(t) < self.min_ab_distance) {
+            return None;
+        }
+        let hue = c.hue_deg();
+        (c.chroma() >= self.chroma_floor(hue)).then_some(hue)
     }
 
     /// The wink colour of a pixel, or `None` when it is not wink-coloured.
     pub fn classify(&self, c: Lab) -> Option<Colour> {
-        if !self.away_from_backgrounds(c) {
-            return None;
-        }
-        let hue = c.hue_deg();
-        if c.chroma() < self.chroma_floor(hue) {
-            return None;
-        }
-        self.nearest_hue(hue)
+        self.candidate_hue(c).and_then(|hue| self.nearest_hue(hue))
     }
 
     /// The colour whose prototype hue is nearest, within the window.

@@ -179,11 +179,11 @@ impl Pair {
 }
 
 /// Where to cut residuals as outliers: `sds` robust standard deviations (1.4826 × the median
-/// absolute residual), and at least `floor`. `res` must not be empty.
+/// absolute residual), and at least `floor` (`floor` itself for no residuals).
 fn robust_cut(res: &[f64], sds: f64, floor: f64) -> f64 {
     let mut abs: Vec<f64> = res.iter().map(|r| r.abs()).collect();
     abs.sort_by(f64::total_cmp);
-    (sds * 1.4826 * abs[abs.len() / 2]).max(floor)
+    abs.get(abs.len() / 2).map_or(floor, |m| (sds * 1.4826 * m).max(floor))
 }
 
 fn round3(v: f64) -> f64 {
