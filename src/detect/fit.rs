@@ -361,7 +361,7 @@ pub struct CircleFit {
 /// Where the camera's line of sight grazes a rounded rim: above the rim's middle on the side
 /// facing away from the camera's nadir, below it on the near side, by the rounding's radius times
 /// the sine of the sight line's angle off vertical.
-fn grazing_height(cal: &Calibration, p: MatPoint, u: MatPoint) -> f64 {
+pub(crate) fn grazing_height(cal: &Calibration, p: MatPoint, u: MatPoint) -> f64 {
     let Some(cam) = &cal.camera else { return 0.0 };
     let away = p - cam.nadir();
     let r = away.norm();

@@ -16,6 +16,7 @@ pub mod colour;
 pub mod fit;
 pub mod naive;
 pub mod sample;
+pub mod template;
 
 use crate::calibrate::Calibration;
 use crate::geometry::plane::{fit_circle, inside_convex};
@@ -478,6 +479,7 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
         .collect();
     let mut k = keep.iter();
     found.retain(|_| *k.next().unwrap_or(&true));
+    refine_free_winks(&view, cal, &nominal, &squops, &mut found);
 
     // States.
     let field = if spec.baselines_bound_field { spec.mat.field_of_play() } else { spec.mat.outline() };
@@ -1094,6 +1096,72 @@ fn fit_edges(cal: &Calibration, model: &ColourModel, colour: Colour, c_px: Pixel
     })
 }
 
+/// Least share of the rim a wink must show all round for its radius to be measured by the
+/// picture ([`template::Radius::Free`]).
+const TEMPLATE_RADIUS_COVERAGE: f64 = 0.95;
+/// Winks of a colour whose radii are measured by the picture, at most: the median of a few is
+/// enough.
+const TEMPLATE_RADIUS_WINKS: usize = 5;
+/// Most a wink's picture may be blurred, as a multiple of the median over the frame's winks seen
+/// whole.
+const TEMPLATE_BLUR_SHARE: f64 = 3.0;
+
+/// Free winks' footprint centres from every pixel round their rims ([`template`]): winks flat on
+/// the mat or the table, in no squop, with most of their rims clear of other winks.
+///
+/// The picture's rim lies where the blurred step between wink and felt is halfway, which need not
+/// be the nominal radius (real winks are 3% smaller, a rounded rim shades darker): with part of a
+/// rim hidden (another wink beside it, a baseline), fitting it at the wrong radius moves the
+/// centre towards the hidden side (gaps between winks read 0.17 mm narrower). So, as for the
+/// outlines ([`edge_offsets`]), each colour's excess of the picture's radius over the nominal one
+/// is learned from a few of its winks seen whole (the median), and every centre is fitted at its
+/// nominal radius plus that.
+fn refine_free_winks(view: &LinearView<'_>, cal: &Calibration, nominal: &NominalDiameters, squops: &[FoundSquop], found: &mut [Found]) {
+    let outlines: Vec<(PixelPoint, f64)> = found.iter().map(|f| (f.centre_px, f.radius_px)).collect();
+    let rings: Vec<(usize, template::Ring)> = (0..found.len())
+        .into_par_iter()
+        .filter_map(|i| {
+            let f = &found[i];
+            let c = f.centre_mm?;
+            if f.level != 0 || !matches!(f.rest, Rest::Flat { .. }) || squops.iter().any(|s| s.upper == i || s.lower == i) {
+                return None;
+            }
+            let avoid: Vec<(PixelPoint, f64)> = outlines.iter().enumerate().filter(|&(j, o)| j != i && o.0.distance(f.centre_px) < o.1 + f.radius_px * 2.0 + 6.0).map(|(_, &o)| o).collect();
+            template::Ring::new(view, cal, c, nominal.of(f.size) / 2.0, f.rest, px_per_mm(cal, c), &avoid).map(|r| (i, r))
+        })
+        .collect();
+    let mut whole: Vec<&(usize, template::Ring)> = Vec::new();
+    for colour in Colour::ALL {
+        whole.extend(rings.iter().filter(|(i, r)| found[*i].colour == colour && r.coverage >= TEMPLATE_RADIUS_COVERAGE).take(TEMPLATE_RADIUS_WINKS));
+    }
+    let measured: Vec<(Colour, f64, f64)> = whole
+        .par_iter()
+        .filter_map(|(i, ring)| ring.fit(template::Radius::Free).map(|got| (found[*i].colour, got.radius_mm - nominal.of(found[*i].size) / 2.0, got.blur_px)))
+        .collect();
+    let offset = per_colour_medians(&measured.iter().map(|m| (m.0, m.1)).collect::<Vec<_>>());
+    // The frame's blur: a picture much more blurred than that has stretched one disc over
+    // something else (two winks of one colour read as one: 2.4 px against the frame's 0.44).
+    let most_blur = {
+        let mut b: Vec<f64> = measured.iter().map(|m| m.2).collect();
+        b.sort_by(f64::total_cmp);
+        b.get(b.len() / 2).map_or(f64::INFINITY, |&m| TEMPLATE_BLUR_SHARE * m)
+    };
+    let refined: Vec<(usize, MatPoint, PixelPoint)> = rings
+        .par_iter()
+        .filter_map(|(i, ring)| {
+            let f = &found[*i];
+            let r = nominal.of(f.size) / 2.0;
+            let got = ring.fit(template::Radius::Fixed(r + offset[colour_index(f.colour)])).filter(|g| g.blur_px <= most_blur)?;
+            let px = cal.mat_to_image_at(got.centre, f.rest.top_height(r, got.centre))?;
+            Some((*i, got.centre, px))
+        })
+        .collect();
+    for (i, c, px) in refined {
+        found[i].centre_mm = Some(c);
+        found[i].centre_px = px;
+    }
+}
+
 /// How strongly a measured radius (mm) argues for a large wink: +1 at the large radius, −1 at
 /// the small one, 0 halfway, within ±2.
 fn size_preference(radius_mm: f64, nominal: &NominalDiameters) -> f64 {
@@ -1115,16 +1183,21 @@ const MIN_OFFSET_WINKS: usize = 3;
 /// rounded rim beside a light wink reads as the felt and moves them in. Fitted at the nominal
 /// radius, a wink seen in part would have its centre moved towards its visible arc by as much.
 pub fn edge_offsets(found: &[Found], nominal: &NominalDiameters) -> [f64; 4] {
-    let excess = |f: &Found| f.measured_radius_mm.map(|r| r - nominal.of(f.size) / 2.0);
-    // The median of enough excesses.
+    let excess: Vec<(Colour, f64)> = found.iter().filter_map(|f| f.measured_radius_mm.map(|r| (f.colour, r - nominal.of(f.size) / 2.0))).collect();
+    per_colour_medians(&excess)
+}
+
+/// Each colour's median of `values` when it has at least [`MIN_OFFSET_WINKS`], else the median
+/// of all of them (0 with too few), within ±[`MAX_EDGE_OFFSET_MM`].
+fn per_colour_medians(values: &[(Colour, f64)]) -> [f64; 4] {
     let learned = |mut v: Vec<f64>| -> Option<f64> {
         (v.len() >= MIN_OFFSET_WINKS).then(|| {
             v.sort_by(f64::total_cmp);
             v[v.len() / 2]
         })
     };
-    let overall = learned(found.iter().filter_map(excess).collect()).unwrap_or(0.0);
-    Colour::ALL.map(|c| learned(found.iter().filter(|f| f.colour == c).filter_map(excess).collect()).unwrap_or(overall).clamp(-MAX_EDGE_OFFSET_MM, MAX_EDGE_OFFSET_MM))
+    let overall = learned(values.iter().map(|v| v.1).collect()).unwrap_or(0.0);
+    Colour::ALL.map(|c| learned(values.iter().filter(|v| v.0 == c).map(|v| v.1).collect()).unwrap_or(overall).clamp(-MAX_EDGE_OFFSET_MM, MAX_EDGE_OFFSET_MM))
 }
 
 /// Hypotheses that converged on the same wink: keep the better fit.

@@ -47,6 +47,12 @@ impl<'a> LinearView<'a> {
         [self.data[i], self.data[i + 1], self.data[i + 2]]
     }
 
+    /// Linear RGB (0–1) of pixel (x, y), which must lie in the frame.
+    pub fn pixel(&self, x: usize, y: usize) -> [f32; 3] {
+        let [b, g, r] = self.bgr(x, y);
+        [self.lut[r as usize], self.lut[g as usize], self.lut[b as usize]]
+    }
+
     /// Linear RGB (0–1) at (x, y), bilinear, or `None` outside the frame.
     pub fn linear(&self, x: f64, y: f64) -> Option<[f32; 3]> {
         if !(x >= 0.0 && y >= 0.0) {
