@@ -393,7 +393,7 @@ fn analyze_finds_faint_green_winks_on_green_felt_from_another_renderer() -> Test
 
 /// Green winks on green felt: at their faces 10–15 CIE a*b* units from the felt, so each ray's
 /// halfway crossing rests on two noisy samples and the outline fit put these six unplayed winks'
-/// footprints 0.7–2.6 mm out (median 1.7 mm; the frame's mat is 0.6 px/mm). Their centres now come
+/// footprints 0.7–2.6 mm out (median 1.7 mm; the frame's mat is 0.5 px/mm). Their centres now come
 /// from a picture of each wink fitted to every pixel round its rim (`detect::template`).
 #[test]
 fn analyze_places_green_winks_on_green_felt_from_every_pixel_round_their_rims() -> TestResult {
@@ -410,5 +410,33 @@ fn analyze_places_green_winks_on_green_felt_from_every_pixel_round_their_rims() 
     let (median, worst) = (errors[errors.len() / 2], errors[errors.len() - 1]);
     println!("green on green felt, footprint errors: median {median:.2} mm, worst {worst:.2} mm");
     assert!(median < 0.7 && worst < 1.2, "footprint errors {errors:.2?} mm");
+    Ok(())
+}
+
+/// Two winks 1.24 mm apart (0.8 px/mm) that the outline fits and the stacking's picture model read
+/// as a 0.75 mm squop: each wink's own picture, fitted lying flat with the other left out
+/// (`detect::template`), shows the gap, and the squop is dropped (`stack::PICTURE_APART_MM`).
+#[test]
+fn analyze_reads_no_squop_between_winks_whose_pictures_show_a_gap() -> TestResult {
+    let (got, truth) = synth_and_analyze(&["--kind", "near-miss", "--seed", "3027"], "nearmiss-03027")?;
+    let tw = truth["winks"].as_array().ok_or("truth winks")?;
+    let gw = got["winks"].as_array().ok_or("winks")?;
+    // The truth wink under a detected one: nearest by image position, within 4 px.
+    let truth_of = |id: &Value| -> Option<&Value> {
+        let g = gw.iter().find(|g| &g["id"] == id)?;
+        let p = px(&g["centre_px"])?;
+        tw.iter().filter_map(|t| px(&t["centre_px"]).map(|q| (((p.0 - q.0).powi(2) + (p.1 - q.1).powi(2)).sqrt(), t))).filter(|(d, _)| *d < 4.0).min_by(|a, b| a.0.total_cmp(&b.0)).map(|(_, t)| t)
+    };
+    let mut across_gaps = Vec::new();
+    for s in got["squops"].as_array().ok_or("squops")? {
+        let (Some(u), Some(l)) = (truth_of(&s["upper"]), truth_of(&s["lower"])) else { continue };
+        let (Some(a), Some(b)) = (px(&u["centre_mm"]), px(&l["centre_mm"])) else { continue };
+        let reach = (u["diameter_mm"].as_f64().unwrap_or(0.0) + l["diameter_mm"].as_f64().unwrap_or(0.0)) / 2.0;
+        let gap = (a.0 - b.0).hypot(a.1 - b.1) - reach;
+        if gap >= 0.5 {
+            across_gaps.push(format!("{} over {} across {gap:.2} mm", u["id"], l["id"]));
+        }
+    }
+    assert!(across_gaps.is_empty(), "squops across gaps: {across_gaps:?}");
     Ok(())
 }

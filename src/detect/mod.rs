@@ -20,7 +20,7 @@ pub mod template;
 
 use crate::calibrate::Calibration;
 use crate::geometry::plane::{fit_circle, inside_convex};
-use crate::geometry::{MatPoint, PixelPoint};
+use crate::geometry::{MatPoint, PixelPoint, REAL_DIAMETER_SHARE};
 use crate::report::position::{Colour, NominalDiameters, Squop, Wink, WinkSize, WinkState};
 use crate::rules::Ruleset;
 use colour::{ColourModel, Lab};
@@ -469,7 +469,9 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
     sizes_within_set(&view, cal, &model, &nominal, &mut found);
 
     // Stacking: overlaps, who is on top, levels; uppers refitted as leaning winks.
-    let squops = crate::stack::stack(&view, cal, &model, &nominal, &mut found);
+    let pictures = Pictures::learn(&view, cal, &nominal, &found);
+    let apart = |f: &[Found], a: usize, b: usize| pictures.flat_margin(&view, cal, &nominal, f, a, b);
+    let squops = crate::stack::stack(&view, cal, &model, &nominal, &mut found, &apart);
     // Refits may have changed a size: the set's limits again, squops following their winks.
     let keep = within_set(&found);
     let new_index: Vec<Option<usize>> = keep.iter().scan(0usize, |n, &k| Some(k.then(|| { *n += 1; *n - 1 }))).collect();
@@ -479,7 +481,7 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
         .collect();
     let mut k = keep.iter();
     found.retain(|_| *k.next().unwrap_or(&true));
-    refine_free_winks(&view, cal, &nominal, &squops, &mut found);
+    refine_free_winks(&view, cal, &nominal, &pictures, &squops, &mut found);
 
     // States.
     let field = if spec.baselines_bound_field { spec.mat.field_of_play() } else { spec.mat.outline() };
@@ -1106,54 +1108,92 @@ const TEMPLATE_RADIUS_WINKS: usize = 5;
 /// whole.
 const TEMPLATE_BLUR_SHARE: f64 = 3.0;
 
-/// Free winks' footprint centres from every pixel round their rims ([`template`]): winks flat on
-/// the mat or the table, in no squop, with most of their rims clear of other winks.
+/// What the frame teaches the pictures of [`template`]: each colour's excess of a rim's radius in
+/// the picture over its size's nominal one, and the most a wink's picture may be blurred.
 ///
 /// The picture's rim lies where the blurred step between wink and felt is halfway, which need not
 /// be the nominal radius (real winks are 3% smaller, a rounded rim shades darker): with part of a
 /// rim hidden (another wink beside it, a baseline), fitting it at the wrong radius moves the
 /// centre towards the hidden side (gaps between winks read 0.17 mm narrower). So, as for the
-/// outlines ([`edge_offsets`]), each colour's excess of the picture's radius over the nominal one
-/// is learned from a few of its winks seen whole (the median), and every centre is fitted at its
-/// nominal radius plus that.
-fn refine_free_winks(view: &LinearView<'_>, cal: &Calibration, nominal: &NominalDiameters, squops: &[FoundSquop], found: &mut [Found]) {
-    let outlines: Vec<(PixelPoint, f64)> = found.iter().map(|f| (f.centre_px, f.radius_px)).collect();
-    let rings: Vec<(usize, template::Ring)> = (0..found.len())
+/// outlines ([`edge_offsets`]), each colour's excess is learned from a few of its winks seen whole
+/// (the median), and every centre is fitted at its nominal radius plus that.
+struct Pictures {
+    /// Excess of the picture's radius over the nominal one, mm, by colour; `None` when too few
+    /// winks were seen whole to learn it (frames of winks close together), and a real wink's
+    /// radius ([`REAL_DIAMETER_SHARE`] of the nominal) stands in: the nominal one, 3% too large,
+    /// moved centres towards their hidden sides.
+    offset: Option<[f64; 4]>,
+    /// The frame's median blur of winks seen whole times [`TEMPLATE_BLUR_SHARE`]: a picture much
+    /// more blurred has stretched one disc over something else (two winks of one colour read as
+    /// one: 2.4 px against the frame's 0.44).
+    most_blur: f64,
+}
+
+/// The ring round wink `i` as [`template::Ring`] takes it, the other winks' outlines left out.
+fn ring_of(view: &LinearView<'_>, cal: &Calibration, nominal: &NominalDiameters, found: &[Found], i: usize, rest: Rest) -> Option<template::Ring> {
+    let f = &found[i];
+    let c = f.centre_mm?;
+    let avoid: Vec<(PixelPoint, f64)> = found.iter().enumerate().filter(|&(j, o)| j != i && o.centre_px.distance(f.centre_px) < o.radius_px + f.radius_px * 2.0 + 6.0).map(|(_, o)| (o.centre_px, o.radius_px)).collect();
+    template::Ring::new(view, cal, c, nominal.of(f.size) / 2.0, rest, px_per_mm(cal, c), &avoid)
+}
+
+impl Pictures {
+    /// Learned from up to [`TEMPLATE_RADIUS_WINKS`] winks of each colour flat on the mat with
+    /// [`TEMPLATE_RADIUS_COVERAGE`] of their rims clear of everything else.
+    fn learn(view: &LinearView<'_>, cal: &Calibration, nominal: &NominalDiameters, found: &[Found]) -> Pictures {
+        let rings: Vec<(usize, template::Ring)> = (0..found.len())
+            .into_par_iter()
+            .filter(|&i| matches!(found[i].rest, Rest::Flat { .. }))
+            .filter_map(|i| ring_of(view, cal, nominal, found, i, found[i].rest).filter(|r| r.coverage >= TEMPLATE_RADIUS_COVERAGE).map(|r| (i, r)))
+            .collect();
+        let mut whole: Vec<&(usize, template::Ring)> = Vec::new();
+        for colour in Colour::ALL {
+            whole.extend(rings.iter().filter(|(i, _)| found[*i].colour == colour).take(TEMPLATE_RADIUS_WINKS));
+        }
+        let measured: Vec<(Colour, f64, f64)> = whole
+            .par_iter()
+            .filter_map(|(i, ring)| ring.fit(template::Radius::Free).map(|got| (found[*i].colour, got.radius_mm - nominal.of(found[*i].size) / 2.0, got.blur_px)))
+            .collect();
+        let offset = (measured.len() >= MIN_OFFSET_WINKS).then(|| per_colour_medians(&measured.iter().map(|m| (m.0, m.1)).collect::<Vec<_>>()));
+        let most_blur = {
+            let mut b: Vec<f64> = measured.iter().map(|m| m.2).collect();
+            b.sort_by(f64::total_cmp);
+            b.get(b.len() / 2).map_or(f64::INFINITY, |&m| TEMPLATE_BLUR_SHARE * m)
+        };
+        Pictures { offset, most_blur }
+    }
+
+    /// Wink `i`'s footprint centre from its picture, resting as `rest`; `None` where too little
+    /// of its rim is clear or the picture does not settle.
+    fn centre(&self, view: &LinearView<'_>, cal: &Calibration, nominal: &NominalDiameters, found: &[Found], i: usize, rest: Rest) -> Option<MatPoint> {
+        let f = &found[i];
+        let ring = ring_of(view, cal, nominal, found, i, rest)?;
+        let nominal_r = nominal.of(f.size) / 2.0;
+        let r = nominal_r + self.offset.map_or((REAL_DIAMETER_SHARE - 1.0) * nominal_r, |o| o[colour_index(f.colour)]);
+        ring.fit(template::Radius::Fixed(r)).filter(|g| g.blur_px <= self.most_blur).map(|g| g.centre)
+    }
+
+    /// The margin (mm, real winks' footprints: [`REAL_DIAMETER_SHARE`] of the nominal radii) of
+    /// winks `a` and `b` lying flat, from their pictures each with the other left out; `None`
+    /// where either picture cannot be fitted.
+    fn flat_margin(&self, view: &LinearView<'_>, cal: &Calibration, nominal: &NominalDiameters, found: &[Found], a: usize, b: usize) -> Option<f64> {
+        let flat = |i: usize| Rest::Flat { base_mm: if matches!(found[i].rest, Rest::Flat { base_mm } if base_mm < 0.0) { TABLE_BASE_MM } else { 0.0 } };
+        let (ca, cb) = (self.centre(view, cal, nominal, found, a, flat(a))?, self.centre(view, cal, nominal, found, b, flat(b))?);
+        Some(REAL_DIAMETER_SHARE * (nominal.of(found[a].size) + nominal.of(found[b].size)) / 2.0 - ca.distance(cb))
+    }
+}
+
+/// Free winks' footprint centres from every pixel round their rims ([`template`]): winks flat on
+/// the mat or the table, in no squop, with most of their rims clear of other winks.
+fn refine_free_winks(view: &LinearView<'_>, cal: &Calibration, nominal: &NominalDiameters, pictures: &Pictures, squops: &[FoundSquop], found: &mut [Found]) {
+    let refined: Vec<(usize, MatPoint, PixelPoint)> = (0..found.len())
         .into_par_iter()
+        .filter(|&i| found[i].level == 0 && matches!(found[i].rest, Rest::Flat { .. }) && !squops.iter().any(|s| s.upper == i || s.lower == i))
         .filter_map(|i| {
             let f = &found[i];
-            let c = f.centre_mm?;
-            if f.level != 0 || !matches!(f.rest, Rest::Flat { .. }) || squops.iter().any(|s| s.upper == i || s.lower == i) {
-                return None;
-            }
-            let avoid: Vec<(PixelPoint, f64)> = outlines.iter().enumerate().filter(|&(j, o)| j != i && o.0.distance(f.centre_px) < o.1 + f.radius_px * 2.0 + 6.0).map(|(_, &o)| o).collect();
-            template::Ring::new(view, cal, c, nominal.of(f.size) / 2.0, f.rest, px_per_mm(cal, c), &avoid).map(|r| (i, r))
-        })
-        .collect();
-    let mut whole: Vec<&(usize, template::Ring)> = Vec::new();
-    for colour in Colour::ALL {
-        whole.extend(rings.iter().filter(|(i, r)| found[*i].colour == colour && r.coverage >= TEMPLATE_RADIUS_COVERAGE).take(TEMPLATE_RADIUS_WINKS));
-    }
-    let measured: Vec<(Colour, f64, f64)> = whole
-        .par_iter()
-        .filter_map(|(i, ring)| ring.fit(template::Radius::Free).map(|got| (found[*i].colour, got.radius_mm - nominal.of(found[*i].size) / 2.0, got.blur_px)))
-        .collect();
-    let offset = per_colour_medians(&measured.iter().map(|m| (m.0, m.1)).collect::<Vec<_>>());
-    // The frame's blur: a picture much more blurred than that has stretched one disc over
-    // something else (two winks of one colour read as one: 2.4 px against the frame's 0.44).
-    let most_blur = {
-        let mut b: Vec<f64> = measured.iter().map(|m| m.2).collect();
-        b.sort_by(f64::total_cmp);
-        b.get(b.len() / 2).map_or(f64::INFINITY, |&m| TEMPLATE_BLUR_SHARE * m)
-    };
-    let refined: Vec<(usize, MatPoint, PixelPoint)> = rings
-        .par_iter()
-        .filter_map(|(i, ring)| {
-            let f = &found[*i];
-            let r = nominal.of(f.size) / 2.0;
-            let got = ring.fit(template::Radius::Fixed(r + offset[colour_index(f.colour)])).filter(|g| g.blur_px <= most_blur)?;
-            let px = cal.mat_to_image_at(got.centre, f.rest.top_height(r, got.centre))?;
-            Some((*i, got.centre, px))
+            let c = pictures.centre(view, cal, nominal, found, i, f.rest)?;
+            let px = cal.mat_to_image_at(c, f.rest.top_height(nominal.of(f.size) / 2.0, c))?;
+            Some((i, c, px))
         })
         .collect();
     for (i, c, px) in refined {

@@ -105,6 +105,10 @@ pub struct MatSpec {
 /// One foot in millimetres.
 pub const FOOT_MM: f64 = 304.8;
 
+/// A real wink's diameter as a share of the nominal one: measured large winks are 21.1–21.6 mm
+/// across for a nominal 22 (domain notes), 0.97 at the middle; small winks are taken alike.
+pub const REAL_DIAMETER_SHARE: f64 = 21.35 / 22.0;
+
 impl MatSpec {
     /// The standard 6 ft × 3 ft mat with baselines 3 ft from the centre (ETwA 2012 rule 2.3.1).
     pub const STANDARD: MatSpec = MatSpec {

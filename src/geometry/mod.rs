@@ -11,4 +11,4 @@ pub mod plane;
 
 pub use camera::{Camera, Intrinsics, Pose, RadialDistortion};
 pub use frames::{MatPoint, PixelPoint};
-pub use mat::{Baseline, ConvexPolygon, Corner, MatSpec, PotSpec, Segment, FOOT_MM};
+pub use mat::{Baseline, ConvexPolygon, Corner, MatSpec, PotSpec, Segment, FOOT_MM, REAL_DIAMETER_SHARE};

@@ -46,11 +46,10 @@ pub const REPORT_GAP_MM: f64 = 3.0;
 /// A wink's true diameter against the nominal one: one standard deviation of its radius, mm
 /// (measured winks are 21.1–21.6 mm across for a nominal 22).
 pub const DIAMETER_SIGMA_MM: f64 = 0.2;
-/// A real wink's diameter as a share of the nominal one: measured large winks are 21.1–21.6 mm
-/// across for a nominal 22 (domain notes), 0.97 at the middle; small winks are taken alike.
-/// Overhead margins with the nominal radii read ~0.4 mm too much overlap on rendered frames
-/// (median error +0.31 to +0.55 mm by margin) before this.
-pub const REAL_DIAMETER_SHARE: f64 = 21.35 / 22.0;
+/// A real wink's diameter as a share of the nominal one. Overhead margins with the nominal radii
+/// read ~0.4 mm too much overlap on rendered frames (median error +0.31 to +0.55 mm by margin)
+/// before this.
+pub use crate::geometry::REAL_DIAMETER_SHARE;
 /// Unknown tilt of a wink resting on another: its effect on the footprint, one sd, mm.
 pub const TILT_SIGMA_MM: f64 = 0.25;
 /// `squopped` needs the stacking evidence to name the upper wink at least this surely.
