@@ -1,4 +1,4 @@
-//! A free wink's footprint centre from every pixel round its rim ([`refine`]): a picture of its
+//! A free wink's footprint centre from every pixel round its rim ([`Ring`]): a picture of its
 //! silhouette (the rim's circle through the calibration, with the parallax and rounding the
 //! outline fit gives it), blurred by the optics over one level background, fitted to the frame's
 //! pixels by robust least squares.
@@ -52,7 +52,7 @@ const MAX_ROUNDS: usize = 20;
 /// The fit has settled when the centre moves less than this in a round, pixels.
 const SETTLED_PX: f64 = 0.005;
 
-/// What [`refine`] found.
+/// What [`Ring::fit`] found.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Refined {
     /// Footprint centre, mat mm.
@@ -99,8 +99,7 @@ impl Ring {
     /// The ring round a wink resting as `rest` with its footprint at `start` (mat mm) and rim
     /// radius `radius_mm`; `ppm` is the frame's scale there (pixels per mm); `avoid` lists the
     /// other winks' outlines (frame pixels: centre and radius), whose surroundings are left out.
-    /// `None` when less than [`MIN_RIM_COVERAGE`] of the rim is clear of them and of the mat's
-    /// lines.
+    /// `None` when less than half the rim is clear of them and of the mat's lines.
     pub fn new(view: &LinearView<'_>, cal: &Calibration, start: MatPoint, radius_mm: f64, rest: Rest, ppm: f64, avoid: &[(PixelPoint, f64)]) -> Option<Ring> {
         let mid = rest.rim_mid_height(start, radius_mm, MatPoint::new(1.0, 0.0));
         let c_px = cal.mat_to_image_at(start, mid)?;
