@@ -1177,7 +1177,11 @@ impl Pictures {
     /// winks `a` and `b` lying flat, from their pictures each with the other left out; `None`
     /// where either picture cannot be fitted.
     fn flat_margin(&self, view: &LinearView<'_>, cal: &Calibration, nominal: &NominalDiameters, found: &[Found], a: usize, b: usize) -> Option<f64> {
-        let flat = |i: usize| Rest::Flat { base_mm: if matches!(found[i].rest, Rest::Flat { base_mm } if base_mm < 0.0) { TABLE_BASE_MM } else { 0.0 } };
+        // A wink already flat keeps its base (the mat or the table); a leaning one is laid on the mat.
+        let flat = |i: usize| match found[i].rest {
+            r @ Rest::Flat { .. } => r,
+            Rest::Leaning { .. } => Rest::Flat { base_mm: 0.0 },
+        };
         let (ca, cb) = (self.centre(view, cal, nominal, found, a, flat(a))?, self.centre(view, cal, nominal, found, b, flat(b))?);
         Some(REAL_DIAMETER_SHARE * (nominal.of(found[a].size) + nominal.of(found[b].size)) / 2.0 - ca.distance(cb))
     }

@@ -61,11 +61,8 @@ pub struct Refined {
     pub radius_mm: f64,
     /// Blur scale of the edge (logistic), pixels.
     pub blur_px: f64,
-    /// Linear-light contrast of the wink's colour with the background's.
-    pub contrast: f64,
-    /// Pixels fitted.
-    pub pixels: usize,
-    /// Share of those the picture leaves unexplained: off it by over half the contrast.
+    /// Share of the ring's pixels the picture leaves unexplained: off it by over half the wink's
+    /// contrast with the background.
     pub unexplained: f64,
 }
 
@@ -140,16 +137,6 @@ impl Ring {
         }
         let coverage = covered.iter().filter(|&&c| c).count() as f64 / 36.0;
         (coverage >= MIN_RIM_COVERAGE).then_some(Ring { start, radius_mm, ppm, samples, coverage })
-    }
-
-    /// Pixels in the ring.
-    pub fn len(&self) -> usize {
-        self.samples.len()
-    }
-
-    /// Whether the ring has no pixels.
-    pub fn is_empty(&self) -> bool {
-        self.samples.is_empty()
     }
 
     /// The footprint centre (and, with [`Radius::Free`], the rim's radius) that best explains
@@ -329,7 +316,7 @@ impl Picture<'_> {
             })
             .count();
         let unexplained = off as f64 / self.samples.len() as f64;
-        (centre.is_finite() && contrast > 0.5 * contrast0).then_some(Refined { centre, radius_mm: p[3], blur_px: p[2], contrast, pixels: self.samples.len(), unexplained })
+        (centre.is_finite() && contrast > 0.5 * contrast0).then_some(Refined { centre, radius_mm: p[3], blur_px: p[2], unexplained })
     }
 }
 
