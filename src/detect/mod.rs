@@ -16,6 +16,7 @@ pub mod colour;
 pub mod fit;
 pub mod naive;
 pub mod sample;
+mod split;
 pub mod template;
 
 use crate::calibrate::Calibration;
@@ -467,13 +468,17 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
         dedupe(&mut found);
     }
     sizes_within_set(&view, cal, &model, &nominal, &mut found);
+    // Two winks of one colour read as one: the colour's crescents beyond its outlines.
+    let colour_masks = [0, 1, 2, 3].map(|k| split::ColourMask { buf: masks.bufs[k].as_slice(), width: lw, height: lh });
+    split::find_partners(&view, cal, &model, &nominal, &colour_masks, &labels, &mut found)?;
 
     // Stacking: overlaps, who is on top, levels; uppers refitted as leaning winks.
     let pictures = Pictures::learn(&view, cal, &nominal, &found);
     let apart = |f: &[Found], a: usize, b: usize| pictures.flat_margin(&view, cal, &nominal, f, a, b);
     let squops = crate::stack::stack(&view, cal, &model, &nominal, &mut found, &apart);
-    // Refits may have changed a size: the set's limits again, squops following their winks.
-    let keep = within_set(&found);
+    // Refits may have changed a size: the set's limits again, squops following their winks; a
+    // wink found twice (a second wink's fit moved onto the first's by the stacking) goes too.
+    let keep = distinct(&found, NEAREST_SHARE, within_set(&found));
     let new_index: Vec<Option<usize>> = keep.iter().scan(0usize, |n, &k| Some(k.then(|| { *n += 1; *n - 1 }))).collect();
     let squops: Vec<FoundSquop> = squops
         .into_iter()
@@ -1246,7 +1251,23 @@ fn per_colour_medians(values: &[(Colour, f64)]) -> [f64; 4] {
 
 /// Hypotheses that converged on the same wink: keep the better fit.
 fn dedupe(found: &mut Vec<Found>) {
-    let mut keep = vec![true; found.len()];
+    let keep = distinct(found, DISTINCT_SHARE, vec![true; found.len()]);
+    let mut k = keep.iter();
+    found.retain(|_| *k.next().unwrap_or(&true));
+}
+
+/// Two hypotheses of one colour whose fits lie nearer than this share of the smaller's radius
+/// found one wink twice.
+const DISTINCT_SHARE: f64 = 0.5;
+
+/// Two winks of one colour can lie this near (as a share of the smaller's radius) only when each
+/// was measured with the other's outline covering its rim (`split`): one deeply squopping the
+/// other. Nearer, one wink was found twice.
+const NEAREST_SHARE: f64 = 0.35;
+
+/// Which winks to keep, of those `keep` keeps, so that no two of one colour lie within `share` of
+/// a radius of each other (the more confident of two kept).
+fn distinct(found: &[Found], share: f64, mut keep: Vec<bool>) -> Vec<bool> {
     for i in 0..found.len() {
         for j in 0..found.len() {
             if i == j || !keep[i] || !keep[j] || found[i].colour != found[j].colour {
@@ -1254,14 +1275,13 @@ fn dedupe(found: &mut Vec<Found>) {
             }
             let (Some(a), Some(b)) = (found[i].centre_mm, found[j].centre_mm) else { continue };
             let r = found[i].radius_mm.unwrap_or(8.0).min(found[j].radius_mm.unwrap_or(8.0));
-            if a.distance(b) < 0.5 * r {
+            if a.distance(b) < share * r {
                 let worse = if found[i].confidence >= found[j].confidence { j } else { i };
                 keep[worse] = false;
             }
         }
     }
-    let mut k = keep.iter();
-    found.retain(|_| *k.next().unwrap_or(&true));
+    keep
 }
 
 #[cfg(test)]
@@ -1283,7 +1303,9 @@ mod tests {
         assert!((x - 10.5).abs() < 0.6 && (y - 10.5).abs() < 0.6 && r == 2.32, "{hyps:?}");
     }
 
-    fn wink(colour: Colour, at: MatPoint) -> Found {
+    /// A small wink of `colour` lying flat with its footprint at `at` (mm); its pixel outline a
+    /// placeholder for tests to set.
+    pub(super) fn wink(colour: Colour, at: MatPoint) -> Found {
         Found {
             id: String::new(),
             colour,

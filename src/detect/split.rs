@@ -1,0 +1,320 @@
+//! Two winks of one colour read as one.
+//!
+//! A wink squopped deeply by another of its colour (their centres a radius or less apart) makes
+//! one region of that colour barely longer than a wink: the distance transform has one maximum,
+//! and the outline fit settles on one of the two rims, the other's edge points its outliers. What
+//! gives the second wink away is the colour it leaves unexplained: a crescent of the region beyond
+//! every fitted outline of that colour. Each such crescent, if large enough, is measured as a wink
+//! of its own (rays from a circle inside it, the first wink's outline covering its hidden rim).
+//! It is kept when the colour's set still has room for it (rule 2.1.1: two large and four small
+//! winks a colour), its fit explains the crescent, lies clear of the first wink by more than a
+//! misfit and a blur, and shows no felt where its face would be; and when the first wink, measured
+//! again with the second's outline covering its rim, stays apart from it and still explains pixels
+//! of its own.
+
+use super::{labelled_radius, measure, px_per_mm, Found, Hint, Labels, NEAREST_SHARE};
+use crate::calibrate::Calibration;
+use crate::detect::colour::ColourModel;
+use crate::detect::sample::LinearView;
+use crate::geometry::PixelPoint;
+use crate::report::position::{Colour, NominalDiameters, WinkSize};
+use opencv::core::Mat;
+use opencv::imgproc;
+use opencv::prelude::*;
+
+/// A mask pixel this close (label pixels) outside a fitted outline of its colour is the outline's
+/// own blur, not another wink.
+const EXPLAINED_MARGIN_PX: f64 = 1.0;
+
+/// The least crescent, as a share of the pixels labelled for a whole small wink, looked at as a
+/// second wink.
+const MIN_CRESCENT_SHARE: f64 = 0.25;
+
+/// A second wink's centre at least this far from the first's (frame pixels): nearer, a crescent is
+/// the first outline's misfit (up to a pixel) and its blur (about a pixel) together.
+const MIN_APART_PX: f64 = 2.5;
+
+/// At most this share of a second wink's face (a pixel in from its outline) may show felt.
+const MAX_BARE_SHARE: f64 = 0.1;
+
+/// A second wink's fit must explain this share of its crescent.
+const MIN_EXPLAINED_SHARE: f64 = 0.6;
+
+/// One colour's mask over the label image.
+pub(super) struct ColourMask<'a> {
+    pub buf: &'a [u8],
+    pub width: i32,
+    pub height: i32,
+}
+
+/// A crescent of a colour unexplained by the fitted outlines, next to one of them.
+#[derive(Debug, Clone)]
+pub(super) struct Crescent {
+    /// The wink it lies against (index into the found winks).
+    pub beside: usize,
+    /// Its pixels (label coordinates).
+    pub pixels: Vec<(i32, i32)>,
+}
+
+/// Whether label pixel (i, j) is inside (with the blur's margin) one of `outlines` (label centre, radius).
+fn explained(outlines: &[(f64, f64, f64)], i: i32, j: i32) -> bool {
+    outlines.iter().any(|&(ci, cj, r)| ((i as f64 - ci).powi(2) + (j as f64 - cj).powi(2)).sqrt() <= r + EXPLAINED_MARGIN_PX)
+}
+
+/// The share of the label pixels inside `disc` (label centre and radius) that no colour's mask holds.
+fn bare_share(masks: &[ColourMask<'_>; 4], (ci, cj, r): (f64, f64, f64)) -> f64 {
+    let (w, h) = (masks[0].width, masks[0].height);
+    let (i0, i1) = (((ci - r).floor() as i32).max(0), ((ci + r).ceil() as i32).min(w - 1));
+    let (j0, j1) = (((cj - r).floor() as i32).max(0), ((cj + r).ceil() as i32).min(h - 1));
+    let (mut inside, mut bare) = (0usize, 0usize);
+    for j in j0..=j1 {
+        for i in i0..=i1 {
+            if (i as f64 - ci).powi(2) + (j as f64 - cj).powi(2) > r * r {
+                continue;
+            }
+            inside += 1;
+            let at = (j * w + i) as usize;
+            if masks.iter().all(|m| m.buf.get(at).is_none_or(|&v| v == 0)) {
+                bare += 1;
+            }
+        }
+    }
+    if inside == 0 {
+        1.0
+    } else {
+        bare as f64 / inside as f64
+    }
+}
+
+/// How many pixels of `mask` lie inside `outline` (label centre and radius) and no other of `others`.
+fn own_pixels(mask: &ColourMask<'_>, (ci, cj, r): (f64, f64, f64), others: &[(f64, f64, f64)]) -> usize {
+    let reach = r + EXPLAINED_MARGIN_PX;
+    let (i0, i1) = (((ci - reach).floor() as i32).max(0), ((ci + reach).ceil() as i32).min(mask.width - 1));
+    let (j0, j1) = (((cj - reach).floor() as i32).max(0), ((cj + reach).ceil() as i32).min(mask.height - 1));
+    let mut n = 0;
+    for j in j0..=j1 {
+        for i in i0..=i1 {
+            if mask.buf[(j * mask.width + i) as usize] != 0 && explained(&[(ci, cj, r)], i, j) && !explained(others, i, j) {
+                n += 1;
+            }
+        }
+    }
+    n
+}
+
+/// The label outlines (centre, labelled radius) of the found winks of `colour`, but `except`.
+fn outlines_of(found: &[Found], colour: Colour, labels: &Labels, except: Option<usize>) -> Vec<(f64, f64, f64)> {
+    let s = labels.scale as f64;
+    found
+        .iter()
+        .enumerate()
+        .filter(|&(n, f)| f.colour == colour && f.centre_mm.is_some() && Some(n) != except)
+        .map(|(_, f)| {
+            let (i, j) = labels.from_frame(f.centre_px);
+            (i, j, labelled_radius(f.radius_px / s, s))
+        })
+        .collect()
+}
+
+/// The crescents of `colour` next to its found winks: connected pixels of the mask outside every
+/// outline of the colour, touching the outline of the wink they are listed against.
+fn crescents(mask: &ColourMask<'_>, labels: &Labels, found: &[Found], colour: Colour, small_label_area: f64) -> opencv::Result<Vec<Crescent>> {
+    let s = labels.scale as f64;
+    let outlines = outlines_of(found, colour, labels, None);
+    let mut out: Vec<Crescent> = Vec::new();
+    for (n, f) in found.iter().enumerate() {
+        if f.colour != colour || f.centre_mm.is_none() {
+            continue;
+        }
+        let (ci, cj) = labels.from_frame(f.centre_px);
+        let r = labelled_radius(f.radius_px / s, s);
+        let reach = (3.2 * r + 2.0).ceil() as i32;
+        let (i0, j0) = (((ci.round() as i32) - reach).max(0), ((cj.round() as i32) - reach).max(0));
+        let (i1, j1) = (((ci.round() as i32) + reach).min(mask.width - 1), ((cj.round() as i32) + reach).min(mask.height - 1));
+        if i1 <= i0 || j1 <= j0 {
+            continue;
+        }
+        let (w, h) = (i1 - i0 + 1, j1 - j0 + 1);
+        let mut left = Mat::zeros(h, w, opencv::core::CV_8UC1)?.to_mat()?;
+        let mut any = false;
+        for j in j0..=j1 {
+            let row = left.at_row_mut::<u8>(j - j0)?;
+            for i in i0..=i1 {
+                if mask.buf[(j * mask.width + i) as usize] != 0 && !explained(&outlines, i, j) {
+                    row[(i - i0) as usize] = 255;
+                    any = true;
+                }
+            }
+        }
+        if !any {
+            continue;
+        }
+        let (mut lab, mut stats, mut centroids) = (Mat::default(), Mat::default(), Mat::default());
+        let count = imgproc::connected_components_with_stats(&left, &mut lab, &mut stats, &mut centroids, 8, opencv::core::CV_32S)?;
+        for c in 1..count {
+            let area = *stats.at_2d::<i32>(c, imgproc::CC_STAT_AREA)? as f64;
+            if area < MIN_CRESCENT_SHARE * small_label_area {
+                continue;
+            }
+            let mut pixels = Vec::new();
+            let mut touches = false;
+            for j in 0..h {
+                let row = lab.at_row::<i32>(j)?;
+                for i in 0..w {
+                    if row[i as usize] == c {
+                        let (gi, gj) = (i + i0, j + j0);
+                        pixels.push((gi, gj));
+                        touches |= ((gi as f64 - ci).powi(2) + (gj as f64 - cj).powi(2)).sqrt() <= r + EXPLAINED_MARGIN_PX + 1.5;
+                    }
+                }
+            }
+            // Listed once, against the first wink it touches.
+            if touches && !out.iter().any(|o| o.pixels.first() == pixels.first()) {
+                out.push(Crescent { beside: n, pixels });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Each crescent of each colour measured as a wink of its own, added when it passes (module docs).
+pub(super) fn find_partners(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, nominal: &NominalDiameters, masks: &[ColourMask<'_>; 4], labels: &Labels, found: &mut Vec<Found>) -> opencv::Result<()> {
+    let s = labels.scale as f64;
+    for (k, colour) in Colour::ALL.into_iter().enumerate() {
+        let mask = &masks[k];
+        if mask.buf.is_empty() {
+            continue;
+        }
+        let have = |found: &[Found], size: WinkSize| found.iter().filter(|f| f.colour == colour && f.size == size).count();
+        if have(found, WinkSize::Small) >= WinkSize::Small.per_colour() && have(found, WinkSize::Large) >= WinkSize::Large.per_colour() {
+            continue;
+        }
+        let Some(first) = found.iter().find(|f| f.colour == colour && f.centre_mm.is_some()) else { continue };
+        let ppm = px_per_mm(cal, first.centre_mm.unwrap_or(crate::geometry::MatPoint::new(0.0, 0.0)));
+        let small_label_area = std::f64::consts::PI * labelled_radius(nominal.small_mm / 2.0 * ppm / s, s).powi(2);
+        let list = crescents(mask, labels, found, colour, small_label_area)?;
+        for c in list {
+            let beside = found[c.beside].clone();
+            let (ci, cj) = labels.from_frame(beside.centre_px);
+            let n = c.pixels.len() as f64;
+            let (gi, gj) = c.pixels.iter().fold((0.0, 0.0), |(a, b), p| (a + p.0 as f64 / n, b + p.1 as f64 / n));
+            let (ux, uy) = (gi - ci, gj - cj);
+            let len = (ux * ux + uy * uy).sqrt();
+            if len < 1e-6 {
+                continue;
+            }
+            let (ux, uy) = (ux / len, uy / len);
+            let reach = c.pixels.iter().map(|p| (p.0 as f64 - ci) * ux + (p.1 as f64 - cj) * uy).fold(f64::NEG_INFINITY, f64::max);
+            let at_mm = cal.image_to_mat(labels.to_frame(gi, gj)).unwrap_or(crate::geometry::MatPoint::new(0.0, 0.0));
+            let ppm = px_per_mm(cal, at_mm);
+            let r_px = nominal.small_mm / 2.0 * ppm;
+            let r_l = labelled_radius(r_px / s, s);
+            let back = (reach + 0.5 - r_l).max(0.0);
+            let start = labels.to_frame(ci + ux * back, cj + uy * back);
+            let others: Vec<(PixelPoint, f64)> = found.iter().filter(|f| f.centre_mm.is_some() && f.centre_px.distance(start) < 4.0 * r_px).map(|f| (f.centre_px, f.radius_px)).collect();
+            let hint = Hint { others, ..Hint::default() };
+            let Some(g) = measure(view, cal, model, colour, start, r_px, nominal, &hint) else {
+                continue;
+            };
+            let (Some(gc), Some(_)) = (g.centre_mm, g.radius_mm) else { continue };
+            if have(found, g.size) >= g.size.per_colour() {
+                continue;
+            }
+            let apart = |f: &Found| NEAREST_SHARE * f.radius_mm.unwrap_or(0.0).min(g.radius_mm.unwrap_or(0.0));
+            if found.iter().filter(|f| f.colour == colour).any(|f| f.centre_mm.is_some_and(|m| m.distance(gc) < apart(f))) {
+                continue;
+            }
+            let (gi, gj) = labels.from_frame(g.centre_px);
+            let gr = labelled_radius(g.radius_px / s, s);
+            // Nearer than the outlines' blur and misfit allow told apart (frame pixels), it is the
+            // first wink's own halo; felt where its face would be, it is not there.
+            if g.centre_px.distance(beside.centre_px) < MIN_APART_PX {
+                continue;
+            }
+            let bare = bare_share(masks, (gi, gj, gr - 1.0));
+            if bare > MAX_BARE_SHARE {
+                continue;
+            }
+            let covered = c.pixels.iter().filter(|p| explained(&[(gi, gj, gr)], p.0, p.1)).count() as f64;
+            if covered < MIN_EXPLAINED_SHARE * n {
+                continue;
+            }
+            // The first wink measured again with the second's outline covering its rim: it may
+            // have straddled the two. Both must stay apart...
+            let mut others: Vec<(PixelPoint, f64)> = found.iter().enumerate().filter(|&(i, f)| i != c.beside && f.centre_mm.is_some() && f.centre_px.distance(beside.centre_px) < 4.0 * r_px).map(|(_, f)| (f.centre_px, f.radius_px)).collect();
+            others.push((g.centre_px, g.radius_px));
+            let hint = Hint { others, rest: Some(beside.rest), size: Some(beside.size), fitted: true };
+            let again = measure(view, cal, model, colour, beside.centre_px, beside.radius_px, nominal, &hint).filter(|a| a.centre_mm.is_some_and(|m| m.distance(gc) >= apart(a)));
+            // ... and each explain pixels of the colour that no other outline does.
+            let again = again.filter(|a| {
+                let mut rest = outlines_of(found, colour, labels, Some(c.beside));
+                rest.push((gi, gj, gr));
+                let (ai, aj) = labels.from_frame(a.centre_px);
+                let own = own_pixels(mask, (ai, aj, labelled_radius(a.radius_px / s, s)), &rest);
+                own as f64 >= MIN_CRESCENT_SHARE * small_label_area
+            });
+            let Some(again) = again else { continue };
+            found[c.beside] = Found { level: beside.level, ..again };
+            found.push(g);
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::geometry::MatPoint;
+
+    fn wink(at: (f64, f64), r: f64) -> Found {
+        let mut f = crate::detect::tests::wink(Colour::Yellow, MatPoint::new(at.0, at.1));
+        f.centre_px = PixelPoint::new(at.0, at.1);
+        f.radius_px = r;
+        f
+    }
+
+    /// A mask of discs (centre, radius) on a 60 × 40 label image.
+    fn discs(d: &[((f64, f64), f64)]) -> Vec<u8> {
+        let mut buf = vec![0u8; 60 * 40];
+        for j in 0..40 {
+            for i in 0..60 {
+                if d.iter().any(|&((x, y), r)| (i as f64 - x).hypot(j as f64 - y) <= r) {
+                    buf[j * 60 + i] = 255;
+                }
+            }
+        }
+        buf
+    }
+
+    #[test]
+    fn a_second_wink_under_one_outline_leaves_a_crescent_and_a_lone_wink_none() -> opencv::Result<()> {
+        let labels = Labels { x0: 0, y0: 0, scale: 1 };
+        let small_area = std::f64::consts::PI * 5.0f64.powi(2);
+        // Two winks of radius 6 px, 5 px apart: one outline fitted to the first.
+        let buf = discs(&[((25.0, 20.0), 6.0), ((30.0, 20.0), 6.0)]);
+        let mask = ColourMask { buf: &buf, width: 60, height: 40 };
+        let found = vec![wink((25.0, 20.0), 6.0)];
+        let list = crescents(&mask, &labels, &found, Colour::Yellow, small_area)?;
+        assert_eq!(list.len(), 1, "one crescent");
+        let n = list[0].pixels.len() as f64;
+        let gx = list[0].pixels.iter().map(|p| p.0 as f64).sum::<f64>() / n;
+        assert!(gx > 31.0 && n > 0.25 * small_area, "the crescent lies beyond the outline, away from it: {n} px about x = {gx:.1}");
+        // Both outlines fitted, or one wink alone: nothing left over.
+        let both = vec![wink((25.0, 20.0), 6.0), wink((30.0, 20.0), 6.0)];
+        assert!(crescents(&mask, &labels, &both, Colour::Yellow, small_area)?.is_empty());
+        let lone = discs(&[((25.0, 20.0), 6.5)]);
+        let mask = ColourMask { buf: &lone, width: 60, height: 40 };
+        assert!(crescents(&mask, &labels, &found, Colour::Yellow, small_area)?.is_empty(), "a blur half a pixel wide is the outline's own");
+        Ok(())
+    }
+
+    #[test]
+    fn felt_where_a_second_winks_face_would_be_is_counted() {
+        let buf = discs(&[((25.0, 20.0), 6.0)]);
+        let empty: Vec<u8> = Vec::new();
+        let masks = [ColourMask { buf: &buf, width: 60, height: 40 }, ColourMask { buf: &empty, width: 60, height: 40 }, ColourMask { buf: &empty, width: 60, height: 40 }, ColourMask { buf: &empty, width: 60, height: 40 }];
+        assert!(bare_share(&masks, (25.0, 20.0, 5.0)) < 0.01);
+        let half = bare_share(&masks, (31.0, 20.0, 5.0));
+        assert!(half > 0.3 && half < 0.7, "half of a disc beside the wink is felt: {half:.2}");
+    }
+}
