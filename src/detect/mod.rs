@@ -962,6 +962,10 @@ pub struct Hint {
     /// Other winks' outlines in the frame (centre, radius px): edge points inside them belong to
     /// the boundary with that wink, not to this wink's rim.
     pub others: Vec<(PixelPoint, f64)>,
+    /// Those of `others` that are of this wink's colour. Its colour runs on into them, so an edge
+    /// point inside one is where the colour runs out beyond both winks: it bounds neither, and
+    /// does not hold this wink's outline out to it (which would argue for the large size).
+    pub same_colour: Vec<(PixelPoint, f64)>,
     /// The starting outline is a fitted one (a wink measured again): the rays already cross its
     /// rim squarely, so they are cast once rather than twice.
     pub fitted: bool,
@@ -1050,7 +1054,8 @@ fn fit_edges(cal: &Calibration, model: &ColourModel, colour: Colour, c_px: Pixel
     // nominal one.
     let offset = model.edge_offset_mm[colour_index(colour)];
     let cut = 2.0 / ppm;
-    let covered: Vec<MatPoint> = edges.iter().filter(|e| e.beyond != Beyond::Background).filter_map(|e| cal.image_to_mat(e.px)).collect();
+    let through_same = |p: PixelPoint| hint.same_colour.iter().any(|&(c, r)| p.distance(c) < r + 0.7);
+    let covered: Vec<MatPoint> = edges.iter().filter(|e| e.beyond != Beyond::Background && !through_same(e.px)).filter_map(|e| cal.image_to_mat(e.px)).collect();
     let judge = |r: f64| -> Option<(f64, CircleFit)> {
         let f = fit::fit_footprint(cal, &pts, free_fit.centre, r + offset, false, rest, 1.0 / ppm)?;
         let outside: f64 = covered.iter().map(|p| (p.distance(f.centre) - f.radius - 0.5 / ppm).max(0.0).min(cut).powi(2)).sum();

@@ -86,6 +86,11 @@ fn bare_share(masks: &[ColourMask<'_>; 4], (ci, cj, r): (f64, f64, f64)) -> f64 
     }
 }
 
+/// The frame outlines (centre, radius px) of the winks of `near` that `keep` keeps.
+fn outlines(near: &[&Found], keep: impl Fn(&Found) -> bool) -> Vec<(PixelPoint, f64)> {
+    near.iter().filter(|f| keep(f)).map(|f| (f.centre_px, f.radius_px)).collect()
+}
+
 /// How many pixels of `mask` lie inside `outline` (label centre and radius) and no other of `others`.
 fn own_pixels(mask: &ColourMask<'_>, (ci, cj, r): (f64, f64, f64), others: &[(f64, f64, f64)]) -> usize {
     let reach = r + EXPLAINED_MARGIN_PX;
@@ -211,8 +216,8 @@ pub(super) fn find_partners(view: &LinearView<'_>, cal: &Calibration, model: &Co
             let r_l = labelled_radius(r_px / s, s);
             let back = (reach + 0.5 - r_l).max(0.0);
             let start = labels.to_frame(ci + ux * back, cj + uy * back);
-            let others: Vec<(PixelPoint, f64)> = found.iter().filter(|f| f.centre_mm.is_some() && f.centre_px.distance(start) < 4.0 * r_px).map(|f| (f.centre_px, f.radius_px)).collect();
-            let hint = Hint { others, ..Hint::default() };
+            let near: Vec<&Found> = found.iter().filter(|f| f.centre_mm.is_some() && f.centre_px.distance(start) < 4.0 * r_px).collect();
+            let hint = Hint { others: outlines(&near, |_| true), same_colour: outlines(&near, |f| f.colour == colour), ..Hint::default() };
             let Some(g) = measure(view, cal, model, colour, start, r_px, nominal, &hint) else {
                 continue;
             };
@@ -241,9 +246,9 @@ pub(super) fn find_partners(view: &LinearView<'_>, cal: &Calibration, model: &Co
             }
             // The first wink measured again with the second's outline covering its rim: it may
             // have straddled the two. Both must stay apart...
-            let mut others: Vec<(PixelPoint, f64)> = found.iter().enumerate().filter(|&(i, f)| i != c.beside && f.centre_mm.is_some() && f.centre_px.distance(beside.centre_px) < 4.0 * r_px).map(|(_, f)| (f.centre_px, f.radius_px)).collect();
-            others.push((g.centre_px, g.radius_px));
-            let hint = Hint { others, rest: Some(beside.rest), size: Some(beside.size), fitted: true };
+            let mut near: Vec<&Found> = found.iter().enumerate().filter(|&(i, f)| i != c.beside && f.centre_mm.is_some() && f.centre_px.distance(beside.centre_px) < 4.0 * r_px).map(|(_, f)| f).collect();
+            near.push(&g);
+            let hint = Hint { others: outlines(&near, |_| true), same_colour: outlines(&near, |f| f.colour == colour), rest: Some(beside.rest), size: Some(beside.size), fitted: true };
             let again = measure(view, cal, model, colour, beside.centre_px, beside.radius_px, nominal, &hint).filter(|a| a.centre_mm.is_some_and(|m| m.distance(gc) >= apart(a)));
             // ... and each explain pixels of the colour that no other outline does.
             let again = again.filter(|a| {

@@ -414,7 +414,8 @@ pub fn stack(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, nomi
                 return None;
             }
             let f = &first[i];
-            let hint = Hint { rest: Some(f.rest), size: None, others, fitted: true };
+            let same_colour = neighbours_of_colour(cal, &first, i);
+            let hint = Hint { rest: Some(f.rest), size: None, others, same_colour, fitted: true };
             measure(view, cal, model, f.colour, f.centre_px, f.radius_px, nominal, &hint).map(|r| (i, r))
         })
         .collect();
@@ -532,7 +533,7 @@ fn stack_with(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, nom
                 if let Some(m) = memo.iter().find(|m| m.i == i && m.from == from && m.rest == rest && m.others == others) {
                     return Some((Refit { i, from, rest, others, refit: m.refit.clone() }, true));
                 }
-                let hint = Hint { rest: Some(rest), size: Some(f.size), others, fitted: true };
+                let hint = Hint { rest: Some(rest), size: Some(f.size), others, same_colour: neighbours_of_colour(cal, found, i), fitted: true };
                 let refit = measure(view, cal, model, f.colour, f.centre_px, f.radius_px, nominal, &hint);
                 Some((Refit { i, from, rest, others: hint.others, refit }, false))
             })
@@ -558,11 +559,21 @@ fn stack_with(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, nom
     kept
 }
 
+/// [`neighbours`] of wink `i`'s colour.
+fn neighbours_of_colour(cal: &Calibration, found: &[Found], i: usize) -> Vec<(PixelPoint, f64)> {
+    neighbours_where(cal, found, i, |f| f.colour == found[i].colour)
+}
+
 /// The outlines (frame centre, radius px) of the winks whose outlines meet wink `i`'s.
 fn neighbours(cal: &Calibration, found: &[Found], i: usize) -> Vec<(PixelPoint, f64)> {
+    neighbours_where(cal, found, i, |_| true)
+}
+
+/// The outlines of the winks that `keep` keeps whose outlines meet wink `i`'s.
+fn neighbours_where(cal: &Calibration, found: &[Found], i: usize, keep: impl Fn(&Found) -> bool) -> Vec<(PixelPoint, f64)> {
     let Some((ci, ri)) = outline_px(cal, &found[i]) else { return Vec::new() };
     (0..found.len())
-        .filter(|&j| j != i)
+        .filter(|&j| j != i && keep(&found[j]))
         .filter_map(|j| outline_px(cal, &found[j]))
         .filter(|&(c, r)| c.distance(ci) < r + ri + 1.0)
         .collect()
