@@ -120,6 +120,8 @@ pub struct Found {
     pub inlier: Vec<bool>,
     /// Where the rays were cast from and how far out they expected the rim (pixels).
     pub rays_from: (PixelPoint, f64),
+    /// Its footprint centre is its picture's (a free wink's, [`template`]), not the outline fit's.
+    pub pictured: bool,
 }
 
 /// One squop as detected.
@@ -553,6 +555,7 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
                     edges: Vec::new(),
                     rays_from: (c, hr * s),
                     inlier: Vec::new(),
+                    pictured: false,
                 });
             }
         }
@@ -1105,6 +1108,7 @@ fn fit_edges(cal: &Calibration, model: &ColourModel, colour: Colour, c_px: Pixel
         edges,
         inlier,
         rays_from: (c_px, r_px),
+        pictured: false,
     })
 }
 
@@ -1213,6 +1217,7 @@ fn refine_free_winks(view: &LinearView<'_>, cal: &Calibration, nominal: &Nominal
     for (i, c, px) in refined {
         found[i].centre_mm = Some(c);
         found[i].centre_px = px;
+        found[i].pictured = true;
     }
 }
 
@@ -1290,6 +1295,9 @@ fn distinct(found: &[Found], share: f64, mut keep: Vec<bool>) -> Vec<bool> {
 }
 
 #[cfg(test)]
+pub(crate) use tests::wink as test_wink;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::geometry::MatSpec;
@@ -1310,7 +1318,7 @@ mod tests {
 
     /// A small wink of `colour` lying flat with its footprint at `at` (mm); its pixel outline a
     /// placeholder for tests to set.
-    pub(super) fn wink(colour: Colour, at: MatPoint) -> Found {
+    pub(crate) fn wink(colour: Colour, at: MatPoint) -> Found {
         Found {
             id: String::new(),
             colour,
@@ -1330,6 +1338,7 @@ mod tests {
             edges: Vec::new(),
             inlier: Vec::new(),
             rays_from: (PixelPoint::new(0.0, 0.0), 8.0),
+            pictured: false,
         }
     }
 

@@ -11,8 +11,9 @@
 //! of them, and each pair's margin is measured in pixels and scaled by the pair's own scale.
 //!
 //! **Uncertainty** (one standard deviation of the margin), added in quadrature. Overhead: each
-//! centre's fit (edge scatter over the square root of half the edge count), the calibration's
-//! residual, each wink's true diameter against the nominal one ([`DIAMETER_SIGMA_MM`]), and for
+//! centre's fit (edge scatter over the square root of half the edge count) and its edges' bias
+//! ([`EDGE_BIAS_PX`], or [`PICTURE_BIAS_PX`] for a free wink's centre from its picture), the
+//! calibration's residual, each wink's true diameter against the nominal one ([`DIAMETER_SIGMA_MM`]), and for
 //! a wink resting on another its unknown tilt ([`TILT_SIGMA_MM`]). Close-up: see
 //! [`closeup()`].
 //!
@@ -191,16 +192,23 @@ fn round3(v: f64) -> f64 {
 
 /// Standard deviation of a footprint centre along one direction: the fit's (edge scatter over
 /// √(n/2)) and the edge localisation's own bias at this scale (shading, shadows, JPEG: measured
-/// on rendered frames as about [`EDGE_BIAS_PX`] pixels).
+/// on rendered frames as about [`EDGE_BIAS_PX`] pixels, [`PICTURE_BIAS_PX`] for a centre from
+/// the wink's picture).
 fn centre_sigma(f: &Found, px_per_mm: f64) -> f64 {
     let n = f.inlier.iter().filter(|&&b| b).count().max(3) as f64;
-    (f.rms_mm / (n / 2.0).sqrt()).hypot(EDGE_BIAS_PX / px_per_mm)
+    let bias = if f.pictured { PICTURE_BIAS_PX } else { EDGE_BIAS_PX };
+    (f.rms_mm / (n / 2.0).sqrt()).hypot(bias / px_per_mm)
 }
 
 /// One standard deviation of a footprint centre's error from the edges' systematic shifts, in
 /// pixels of the frame (`winkeye eval --what detection`: flat, fully seen winks' footprint errors
 /// have a median of ~0.25 mm at ~1 px/mm, i.e. ~0.2 px per axis).
 pub const EDGE_BIAS_PX: f64 = 0.2;
+
+/// The same for a free wink whose centre is its picture's (`detect::template`), pixels: measured
+/// the same way, over figA's 3022 free winks after session 19 the footprint errors' median is
+/// 0.164 mm, one sd per axis 0.14 mm (median / 1.177), so ~0.14 px at ~1 px/mm.
+pub const PICTURE_BIAS_PX: f64 = 0.14;
 
 /// Overhead: every pair of seen winks within [`REPORT_GAP_MM`], from a frame's analysis.
 pub fn overhead(analysis: &Analysis, near: Option<PixelPoint>) -> Vec<Pair> {
@@ -336,6 +344,17 @@ pub fn evidence(bgr: &Mat, pair: &Pair, a: &Outline, b: &Outline, colours: [Colo
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_free_winks_centre_from_its_picture_counts_as_surer_than_an_outline_fits() {
+        let outline = crate::detect::test_wink(Colour::Red, crate::geometry::MatPoint::new(0.0, 0.0));
+        let pictured = Found { pictured: true, ..outline.clone() };
+        // The helper's fit has no scatter: each sigma is its edges' bias alone.
+        let ppm = 0.7;
+        assert!((centre_sigma(&outline, ppm) - EDGE_BIAS_PX / ppm).abs() < 1e-12);
+        assert!((centre_sigma(&pictured, ppm) - PICTURE_BIAS_PX / ppm).abs() < 1e-12);
+        assert!(PICTURE_BIAS_PX < EDGE_BIAS_PX);
+    }
 
     #[test]
     fn a_certain_overlap_with_no_upper_named_says_so() {
