@@ -218,9 +218,7 @@ pub(super) fn find_partners(view: &LinearView<'_>, cal: &Calibration, model: &Co
             let start = labels.to_frame(ci + ux * back, cj + uy * back);
             let near: Vec<&Found> = found.iter().filter(|f| f.centre_mm.is_some() && f.centre_px.distance(start) < 4.0 * r_px).collect();
             let hint = Hint { others: outlines(&near, |_| true), same_colour: outlines(&near, |f| f.colour == colour), ..Hint::default() };
-            let Some(g) = measure(view, cal, model, colour, start, r_px, nominal, &hint) else {
-                continue;
-            };
+            let Some(g) = measure(view, cal, model, colour, start, r_px, nominal, &hint) else { continue };
             let (Some(gc), Some(_)) = (g.centre_mm, g.radius_mm) else { continue };
             if have(found, g.size) >= g.size.per_colour() {
                 continue;
