@@ -488,6 +488,7 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
         .collect();
     let mut k = keep.iter();
     found.retain(|_| *k.next().unwrap_or(&true));
+    settle_levels(cal, &squops, &mut found);
     refine_free_winks(&view, cal, &nominal, &pictures, &squops, &mut found);
 
     // States.
@@ -1275,8 +1276,34 @@ const DISTINCT_SHARE: f64 = 0.5;
 /// other. Nearer, one wink was found twice.
 const NEAREST_SHARE: f64 = 0.35;
 
+/// Levels again from `squops` once winks have gone: one above the highest wink below. A wink left
+/// on nothing lies flat again (on the mat, or on the table beyond it).
+fn settle_levels(cal: &Calibration, squops: &[FoundSquop], found: &mut [Found]) {
+    let mut level = vec![0u32; found.len()];
+    for _ in 0..found.len() {
+        let mut changed = false;
+        for s in squops {
+            if level[s.upper] < level[s.lower] + 1 {
+                level[s.upper] = level[s.lower] + 1;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    for (f, &l) in found.iter_mut().zip(&level) {
+        f.level = l;
+        if l == 0 && matches!(f.rest, Rest::Leaning { .. }) {
+            let on_mat = f.centre_mm.is_some_and(|c| cal.mat.outline().contains_disc(c, 0.0));
+            f.rest = Rest::Flat { base_mm: if on_mat { 0.0 } else { TABLE_BASE_MM } };
+        }
+    }
+}
+
 /// Which winks to keep, of those `keep` keeps, so that no two of one colour lie within `share` of
-/// a radius of each other (the more confident of two kept).
+/// a radius of each other: of two, the lower in its pile (a wink found twice is not on itself),
+/// then the more confident.
 fn distinct(found: &[Found], share: f64, mut keep: Vec<bool>) -> Vec<bool> {
     for i in 0..found.len() {
         for j in 0..found.len() {
@@ -1286,7 +1313,8 @@ fn distinct(found: &[Found], share: f64, mut keep: Vec<bool>) -> Vec<bool> {
             let (Some(a), Some(b)) = (found[i].centre_mm, found[j].centre_mm) else { continue };
             let r = found[i].radius_mm.unwrap_or(8.0).min(found[j].radius_mm.unwrap_or(8.0));
             if a.distance(b) < share * r {
-                let worse = if found[i].confidence >= found[j].confidence { j } else { i };
+                let better = |x: &Found, y: &Found| x.level < y.level || (x.level == y.level && x.confidence >= y.confidence);
+                let worse = if better(&found[i], &found[j]) { j } else { i };
                 keep[worse] = false;
             }
         }
@@ -1403,6 +1431,24 @@ mod tests {
         // An offset beyond what a rim's edge can be is capped.
         let wild: Vec<Found> = (0..3).map(|_| seen(Colour::Green, WinkSize::Small, 11.0)).collect();
         assert_eq!(edge_offsets(&wild, &nominal)[colour_index(Colour::Green)], MAX_EDGE_OFFSET_MM);
+    }
+
+    #[test]
+    fn a_wink_found_twice_keeps_the_lower_and_a_wink_whose_lower_went_lies_flat_again() {
+        let cal = template::test_calibration();
+        let leaning = |colour: Colour, at: MatPoint, confidence: f64| Found { level: 1, confidence, rest: Rest::Leaning { support_mm: 1.6, towards: MatPoint::new(0.0, 0.0) }, ..wink(colour, at) };
+        // One red wink found twice, the copy "on" it the more confident: the one on the mat stays.
+        let twice = vec![wink(Colour::Red, MatPoint::new(0.0, 0.0)), leaning(Colour::Red, MatPoint::new(1.0, 0.0), 1.0)];
+        assert_eq!(distinct(&twice, NEAREST_SHARE, vec![true; 2]), vec![true, false]);
+        // A blue wink squopping a red one: raised while the squop stands, flat once it is gone.
+        let mut found = vec![wink(Colour::Red, MatPoint::new(0.0, 0.0)), leaning(Colour::Blue, MatPoint::new(12.0, 0.0), 0.9)];
+        let squop = FoundSquop { upper: 1, lower: 0, margin_mm: 4.0, confidence: 0.9, evidence: "test" };
+        settle_levels(&cal, &[squop], &mut found);
+        assert_eq!(found[1].level, 1);
+        assert!(matches!(found[1].rest, Rest::Leaning { .. }));
+        settle_levels(&cal, &[], &mut found);
+        assert_eq!(found[1].level, 0);
+        assert_eq!(found[1].rest, Rest::Flat { base_mm: 0.0 });
     }
 
     #[test]

@@ -198,7 +198,13 @@ pub(super) fn find_partners(view: &LinearView<'_>, cal: &Calibration, model: &Co
         let ppm = px_per_mm(cal, first.centre_mm.unwrap_or(crate::geometry::MatPoint::new(0.0, 0.0)));
         let small_label_area = std::f64::consts::PI * labelled_radius(nominal.small_mm / 2.0 * ppm / s, s).powi(2);
         let list = crescents(mask, labels, found, colour, small_label_area)?;
-        for c in list {
+        for mut c in list {
+            // Pixels a partner added for an earlier crescent explains are no longer unexplained.
+            let now = outlines_of(found, colour, labels, None);
+            c.pixels.retain(|p| !explained(&now, p.0, p.1));
+            if (c.pixels.len() as f64) < MIN_CRESCENT_SHARE * small_label_area {
+                continue;
+            }
             let beside = found[c.beside].clone();
             let (ci, cj) = labels.from_frame(beside.centre_px);
             let n = c.pixels.len() as f64;
@@ -250,11 +256,15 @@ pub(super) fn find_partners(view: &LinearView<'_>, cal: &Calibration, model: &Co
             let again = measure(view, cal, model, colour, beside.centre_px, beside.radius_px, nominal, &hint).filter(|a| a.centre_mm.is_some_and(|m| m.distance(gc) >= apart(a)));
             // ... and each explain pixels of the colour that no other outline does.
             let again = again.filter(|a| {
-                let mut rest = outlines_of(found, colour, labels, Some(c.beside));
-                rest.push((gi, gj, gr));
+                let others = outlines_of(found, colour, labels, Some(c.beside));
                 let (ai, aj) = labels.from_frame(a.centre_px);
-                let own = own_pixels(mask, (ai, aj, labelled_radius(a.radius_px / s, s)), &rest);
-                own as f64 >= MIN_CRESCENT_SHARE * small_label_area
+                let a_outline = (ai, aj, labelled_radius(a.radius_px / s, s));
+                let own = |o: (f64, f64, f64), other: (f64, f64, f64)| {
+                    let mut rest = others.clone();
+                    rest.push(other);
+                    own_pixels(mask, o, &rest) as f64 >= MIN_CRESCENT_SHARE * small_label_area
+                };
+                own(a_outline, (gi, gj, gr)) && own((gi, gj, gr), a_outline)
             });
             let Some(again) = again else { continue };
             found[c.beside] = Found { level: beside.level, ..again };

@@ -326,6 +326,9 @@ fn logistic(t: f64) -> f64 {
 }
 
 #[cfg(test)]
+pub(crate) use tests::overhead as test_calibration;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::calibrate::{lens::Lens, Orientation};
@@ -345,7 +348,7 @@ mod tests {
 
     /// A camera straight overhead with no lens distortion, `PPM` pixels per mm, the mat's centre
     /// at the frame's centre: a calibration for drawings.
-    fn overhead() -> Calibration {
+    pub(crate) fn overhead() -> Calibration {
         let c = SIZE as f64 / 2.0;
         let img_from_mat = Matrix3::new(PPM, 0.0, c, 0.0, PPM, c, 0.0, 0.0, 1.0);
         let mat = MatSpec::STANDARD;
