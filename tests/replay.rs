@@ -177,7 +177,7 @@ fn ctrl_c_or_term_ends_the_stream_with_an_end_event() -> TestResult {
     for signal in ["-INT", "-TERM"] {
         let out = dir.path().join(format!("events{signal}.jsonl"));
         let bin = assert_cmd::cargo::cargo_bin("winkeye");
-        let mut child = std::process::Command::new(bin)
+        let child = std::process::Command::new(bin)
             .arg("replay")
             .arg(&frames)
             .arg("--events")
