@@ -1009,13 +1009,12 @@ fn measure_with(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, c
     let mut c_px = c_px;
     let mut r_px = r_px;
     let mut edges = Vec::new();
-    let covered_by_other = |p: PixelPoint| hint.others.iter().any(|&(c, r)| p.distance(c) < r + 0.7);
     // Two rounds: the second from a circle through the first's rim, so the rays cross it squarely.
     let rounds = if hint.fitted { 1 } else { 2 };
     for round in 0..rounds {
         edges = fit::ray_edges_with(view, model, colour, c_px, r_px, RAYS, how);
         for e in edges.iter_mut() {
-            if e.beyond == Beyond::Background && covered_by_other(e.px) {
+            if e.beyond == Beyond::Background && inside_any(&hint.others, e.px) {
                 e.beyond = Beyond::Covered;
             }
         }
@@ -1045,7 +1044,7 @@ fn fit_edges(cal: &Calibration, model: &ColourModel, colour: Colour, c_px: Pixel
     let pts: Vec<PixelPoint> = bg_idx.iter().map(|&i| edges[i].px).collect();
     let start = cal.image_to_mat(c_px)?;
     let ppm = px_per_mm(cal, start);
-    let rest = hint.rest.unwrap_or(if cal.mat.outline().contains_disc(start, 0.0) { Rest::Flat { base_mm: 0.0 } } else { Rest::Flat { base_mm: TABLE_BASE_MM } });
+    let rest = hint.rest.unwrap_or_else(|| flat_at(cal, start));
     let r0 = r_px / ppm;
     let free_fit: CircleFit = fit::fit_footprint(cal, &pts, start, r0, rim_share >= 0.5, rest, 1.0 / ppm)?;
     let (r_small, r_large) = (nominal.small_mm / 2.0, nominal.large_mm / 2.0);
@@ -1058,8 +1057,7 @@ fn fit_edges(cal: &Calibration, model: &ColourModel, colour: Colour, c_px: Pixel
     // nominal one.
     let offset = model.edge_offset_mm[colour_index(colour)];
     let cut = 2.0 / ppm;
-    let through_same = |p: PixelPoint| hint.same_colour.iter().any(|&(c, r)| p.distance(c) < r + 0.7);
-    let covered: Vec<MatPoint> = edges.iter().filter(|e| e.beyond != Beyond::Background && !through_same(e.px)).filter_map(|e| cal.image_to_mat(e.px)).collect();
+    let covered: Vec<MatPoint> = edges.iter().filter(|e| e.beyond != Beyond::Background && !inside_any(&hint.same_colour, e.px)).filter_map(|e| cal.image_to_mat(e.px)).collect();
     let judge = |r: f64| -> Option<(f64, CircleFit)> {
         let f = fit::fit_footprint(cal, &pts, free_fit.centre, r + offset, false, rest, 1.0 / ppm)?;
         let outside: f64 = covered.iter().map(|p| (p.distance(f.centre) - f.radius - 0.5 / ppm).max(0.0).min(cut).powi(2)).sum();
@@ -1279,26 +1277,26 @@ const NEAREST_SHARE: f64 = 0.35;
 /// Levels again from `squops` once winks have gone: one above the highest wink below. A wink left
 /// on nothing lies flat again (on the mat, or on the table beyond it).
 fn settle_levels(cal: &Calibration, squops: &[FoundSquop], found: &mut [Found]) {
-    let mut level = vec![0u32; found.len()];
-    for _ in 0..found.len() {
-        let mut changed = false;
-        for s in squops {
-            if level[s.upper] < level[s.lower] + 1 {
-                level[s.upper] = level[s.lower] + 1;
-                changed = true;
-            }
-        }
-        if !changed {
-            break;
-        }
-    }
+    let level = crate::stack::levels(found.len(), squops);
     for (f, &l) in found.iter_mut().zip(&level) {
         f.level = l;
         if l == 0 && matches!(f.rest, Rest::Leaning { .. }) {
-            let on_mat = f.centre_mm.is_some_and(|c| cal.mat.outline().contains_disc(c, 0.0));
-            f.rest = Rest::Flat { base_mm: if on_mat { 0.0 } else { TABLE_BASE_MM } };
+            if let Some(c) = f.centre_mm {
+                f.rest = flat_at(cal, c);
+            }
         }
     }
+}
+
+/// How a wink at `at` (mat mm) lies flat: on the mat, or on the table beyond its edge.
+fn flat_at(cal: &Calibration, at: MatPoint) -> Rest {
+    Rest::Flat { base_mm: if cal.mat.outline().contains_disc(at, 0.0) { 0.0 } else { TABLE_BASE_MM } }
+}
+
+/// Whether frame point `p` lies inside one of `outlines` (centre, radius px), with 0.7 px for the
+/// outline's own blur.
+fn inside_any(outlines: &[(PixelPoint, f64)], p: PixelPoint) -> bool {
+    outlines.iter().any(|&(c, r)| p.distance(c) < r + 0.7)
 }
 
 /// Which winks to keep, of those `keep` keeps, so that no two of one colour lie within `share` of

@@ -497,20 +497,7 @@ fn stack_with(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, nom
         }
         kept.push(s);
     }
-    // Levels: one above the highest wink below.
-    let mut level = vec![0u32; n];
-    for _ in 0..n {
-        let mut changed = false;
-        for s in &kept {
-            if level[s.upper] < level[s.lower] + 1 {
-                level[s.upper] = level[s.lower] + 1;
-                changed = true;
-            }
-        }
-        if !changed {
-            break;
-        }
-    }
+    let level = levels(n, &kept);
     // Uppers refitted as leaning on their highest lower wink, lowest levels first; the uppers of
     // one level each on its own (in parallel), against the outlines as the level began.
     let top = level.iter().copied().max().unwrap_or(0);
@@ -557,6 +544,25 @@ fn stack_with(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, nom
         }
     }
     kept
+}
+
+/// Each of `n` winks' level in its pile from `squops` (which close no cycle): one above the
+/// highest wink below, 0 on the mat.
+pub(crate) fn levels(n: usize, squops: &[FoundSquop]) -> Vec<u32> {
+    let mut level = vec![0u32; n];
+    for _ in 0..n {
+        let mut changed = false;
+        for s in squops {
+            if level[s.upper] < level[s.lower] + 1 {
+                level[s.upper] = level[s.lower] + 1;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    level
 }
 
 /// [`neighbours`] of wink `i`'s colour.
