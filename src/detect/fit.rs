@@ -177,6 +177,8 @@ pub fn ray_edges_with(view: &LinearView<'_>, model: &ColourModel, colour: Colour
     let (s_in, s_out) = ((0.25 * r0).max(1.0), 1.75 * r0 + 1.5);
     let steps = ((s_out - s_in) / RAY_STEP_PX) as usize + 1;
     let mut prof: Vec<[f32; 3]> = Vec::with_capacity(steps);
+    // Every sample below lies within the last step's reach (and half a pixel across) of `c0`.
+    let patch = view.patch((c0.x, c0.y), s_in + steps as f64 * RAY_STEP_PX + 1.0);
     for k in 0..n {
         let a = k as f64 / n as f64 * std::f64::consts::TAU;
         let dir = PixelPoint::new(a.cos(), a.sin());
@@ -184,7 +186,7 @@ pub fn ray_edges_with(view: &LinearView<'_>, model: &ColourModel, colour: Colour
         for i in 0..steps {
             let s = s_in + i as f64 * RAY_STEP_PX;
             let (x, y) = (c0.x + dir.x * s, c0.y + dir.y * s);
-            match (view.linear(x - dir.y * 0.5, y + dir.x * 0.5), view.linear(x, y), view.linear(x + dir.y * 0.5, y - dir.x * 0.5)) {
+            match (patch.linear(x - dir.y * 0.5, y + dir.x * 0.5), patch.linear(x, y), patch.linear(x + dir.y * 0.5, y - dir.x * 0.5)) {
                 (Some(a), Some(b), Some(c)) => prof.push([0, 1, 2].map(|k| 0.25 * a[k] + 0.5 * b[k] + 0.25 * c[k])),
                 _ => break,
             }

@@ -54,6 +54,7 @@ impl<'a> LinearView<'a> {
     }
 
     /// Linear RGB (0–1) at (x, y), bilinear, or `None` outside the frame.
+    #[inline]
     pub fn linear(&self, x: f64, y: f64) -> Option<[f32; 3]> {
         if !(x >= 0.0 && y >= 0.0) {
             return None;
@@ -64,21 +65,76 @@ impl<'a> LinearView<'a> {
             return None;
         }
         let (fx, fy) = ((x - x0 as f64) as f32, (y - y0 as f64) as f32);
+        // The two pixels of each row, checked once.
+        let at = y0 * self.step + x0 * 3;
+        let top: &[u8; 6] = self.data.get(at..at + 6)?.try_into().ok()?;
+        let bottom: &[u8; 6] = self.data.get(at + self.step..at + self.step + 6)?.try_into().ok()?;
         let w = [(1.0 - fx) * (1.0 - fy), fx * (1.0 - fy), (1.0 - fx) * fy, fx * fy];
-        let idx = [y0 * self.step + x0 * 3, y0 * self.step + (x0 + 1) * 3, (y0 + 1) * self.step + x0 * 3, (y0 + 1) * self.step + (x0 + 1) * 3];
+        let px = [&top[0..3], &top[3..6], &bottom[0..3], &bottom[3..6]];
         let mut out = [0f32; 3];
-        for (k, &i) in idx.iter().enumerate() {
+        for (k, p) in px.iter().enumerate() {
             // RGB order out of BGR bytes.
-            out[0] += w[k] * self.lut[self.data[i + 2] as usize];
-            out[1] += w[k] * self.lut[self.data[i + 1] as usize];
-            out[2] += w[k] * self.lut[self.data[i] as usize];
+            out[0] += w[k] * self.lut[p[2] as usize];
+            out[1] += w[k] * self.lut[p[1] as usize];
+            out[2] += w[k] * self.lut[p[0] as usize];
         }
         Some(out)
+    }
+
+    /// The pixels within `reach` of `centre` (a square, clipped to the frame), each turned into
+    /// linear light once: for reading many points between them, as along a wink's rays.
+    pub fn patch(&self, centre: (f64, f64), reach: f64) -> Patch {
+        let clip = |v: f64, n: usize| (v.max(0.0) as usize).min(n);
+        let (x0, x1) = (clip((centre.0 - reach).floor(), self.width), clip((centre.0 + reach).ceil() + 2.0, self.width));
+        let (y0, y1) = (clip((centre.1 - reach).floor(), self.height), clip((centre.1 + reach).ceil() + 2.0, self.height));
+        let mut data = Vec::with_capacity((x1 - x0) * (y1 - y0));
+        for y in y0..y1 {
+            let row = &self.data[y * self.step + x0 * 3..y * self.step + x1 * 3];
+            data.extend(row.chunks_exact(3).map(|p| [self.lut[p[2] as usize], self.lut[p[1] as usize], self.lut[p[0] as usize]]));
+        }
+        Patch { x0, y0, width: x1 - x0, height: y1 - y0, frame: (self.width, self.height), data }
     }
 
     /// Linear luminance (Rec. 709 weights) at (x, y), bilinear, or `None` outside the frame.
     pub fn luminance(&self, x: f64, y: f64) -> Option<f64> {
         self.linear(x, y).map(|v| 0.2126 * v[0] as f64 + 0.7152 * v[1] as f64 + 0.0722 * v[2] as f64)
+    }
+}
+
+/// A window of a frame in linear light ([`LinearView::patch`]), read between pixels exactly as the
+/// view reads it.
+pub struct Patch {
+    x0: usize,
+    y0: usize,
+    width: usize,
+    height: usize,
+    frame: (usize, usize),
+    data: Vec<[f32; 3]>,
+}
+
+impl Patch {
+    /// Linear RGB (0–1) at frame point (x, y), bilinear: the same value as
+    /// [`LinearView::linear`]; `None` outside the frame or the patch.
+    #[inline]
+    pub fn linear(&self, x: f64, y: f64) -> Option<[f32; 3]> {
+        if !(x >= 0.0 && y >= 0.0) {
+            return None;
+        }
+        let (x0, y0) = (x as usize, y as usize);
+        if x0 + 1 >= self.frame.0 || y0 + 1 >= self.frame.1 || x0 < self.x0 || y0 < self.y0 || x0 + 1 >= self.x0 + self.width || y0 + 1 >= self.y0 + self.height {
+            return None;
+        }
+        let (fx, fy) = ((x - x0 as f64) as f32, (y - y0 as f64) as f32);
+        let w = [(1.0 - fx) * (1.0 - fy), fx * (1.0 - fy), (1.0 - fx) * fy, fx * fy];
+        let at = (y0 - self.y0) * self.width + x0 - self.x0;
+        let px = [self.data[at], self.data[at + 1], self.data[at + self.width], self.data[at + self.width + 1]];
+        let mut out = [0f32; 3];
+        for (k, p) in px.iter().enumerate() {
+            for c in 0..3 {
+                out[c] += w[k] * p[c];
+            }
+        }
+        Some(out)
     }
 }
 
@@ -198,5 +254,38 @@ mod tests {
             }
         }
         assert!(worst[0] <= 1 && worst[1] <= 2, "largest differences (lighter, darker than L* 16): {worst:?}");
+    }
+
+    #[test]
+    fn a_patch_reads_the_frame_between_pixels_as_the_view_does() {
+        // A noisy 40 × 30 frame; patches inside it and clipped by its edges, read at points
+        // inside, across and outside them.
+        let mut frame = opencv::core::Mat::new_rows_cols_with_default(30, 40, opencv::core::CV_8UC3, opencv::core::Scalar::all(0.0)).unwrap();
+        let mut v: u32 = 12345;
+        for y in 0..30 {
+            for x in 0..40 {
+                let mut px = [0u8; 3];
+                for c in px.iter_mut() {
+                    v = v.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+                    *c = (v >> 24) as u8;
+                }
+                *frame.at_2d_mut::<opencv::core::Vec3b>(y, x).unwrap() = opencv::core::Vec3b::from(px);
+            }
+        }
+        let view = LinearView::new(&frame).unwrap();
+        for (centre, reach) in [((20.3, 14.8), 6.0), ((1.2, 2.0), 5.0), ((38.5, 28.9), 4.0)] {
+            let patch = view.patch(centre, reach);
+            let mut read = 0;
+            for k in 0..400 {
+                let (x, y) = (centre.0 - reach - 1.0 + (k % 20) as f64 * (reach + 1.0) / 10.0, centre.1 - reach - 1.0 + (k / 20) as f64 * (reach + 1.0) / 10.0);
+                let got = patch.linear(x, y);
+                let within = (x - centre.0).abs() <= reach && (y - centre.1).abs() <= reach;
+                if within || got.is_some() {
+                    assert_eq!(got, view.linear(x, y), "at ({x}, {y}) of a patch {reach} about {centre:?}");
+                    read += got.is_some() as usize;
+                }
+            }
+            assert!(read > 50, "{read} points read");
+        }
     }
 }
