@@ -61,7 +61,7 @@ impl<'a> LinearView<'a> {
         }
         // Truncation is the floor here (both are at least 0), and needs no call into libm.
         let (x0, y0) = (x as usize, y as usize);
-        if x0 + 1 >= self.width || y0 + 1 >= self.height {
+        if x0 >= self.width.saturating_sub(1) || y0 >= self.height.saturating_sub(1) {
             return None;
         }
         let (fx, fy) = ((x - x0 as f64) as f32, (y - y0 as f64) as f32);
@@ -81,8 +81,9 @@ impl<'a> LinearView<'a> {
         Some(out)
     }
 
-    /// The pixels within `reach` of `centre` (a square, clipped to the frame), each turned into
-    /// linear light once: for reading many points between them, as along a wink's rays.
+    /// The pixels within `reach` of `centre` (a square, clipped to the frame, with a pixel more on
+    /// the far sides for the bilinear neighbours), each turned into linear light once: for reading
+    /// many points between them, as along a wink's rays.
     pub fn patch(&self, centre: (f64, f64), reach: f64) -> Patch {
         let clip = |v: f64, n: usize| (v.max(0.0) as usize).min(n);
         let (x0, x1) = (clip((centre.0 - reach).floor(), self.width), clip((centre.0 + reach).ceil() + 2.0, self.width));
@@ -121,7 +122,7 @@ impl Patch {
             return None;
         }
         let (x0, y0) = (x as usize, y as usize);
-        if x0 + 1 >= self.frame.0 || y0 + 1 >= self.frame.1 || x0 < self.x0 || y0 < self.y0 || x0 + 1 >= self.x0 + self.width || y0 + 1 >= self.y0 + self.height {
+        if x0 >= self.frame.0.saturating_sub(1) || y0 >= self.frame.1.saturating_sub(1) || x0 < self.x0 || y0 < self.y0 || x0 >= (self.x0 + self.width).saturating_sub(1) || y0 >= (self.y0 + self.height).saturating_sub(1) {
             return None;
         }
         let (fx, fy) = ((x - x0 as f64) as f32, (y - y0 as f64) as f32);
