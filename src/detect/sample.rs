@@ -56,20 +56,11 @@ impl<'a> LinearView<'a> {
     /// Linear RGB (0–1) at (x, y), bilinear, or `None` outside the frame.
     #[inline]
     pub fn linear(&self, x: f64, y: f64) -> Option<[f32; 3]> {
-        if !(x >= 0.0 && y >= 0.0) {
-            return None;
-        }
-        // Truncation is the floor here (both are at least 0), and needs no call into libm.
-        let (x0, y0) = (x as usize, y as usize);
-        if x0 >= self.width.saturating_sub(1) || y0 >= self.height.saturating_sub(1) {
-            return None;
-        }
-        let (fx, fy) = ((x - x0 as f64) as f32, (y - y0 as f64) as f32);
+        let (x0, y0, w) = bilinear_cell(x, y, (self.width, self.height))?;
         // The two pixels of each row, checked once.
         let at = y0 * self.step + x0 * 3;
         let top: &[u8; 6] = self.data.get(at..at + 6)?.try_into().ok()?;
         let bottom: &[u8; 6] = self.data.get(at + self.step..at + self.step + 6)?.try_into().ok()?;
-        let w = [(1.0 - fx) * (1.0 - fy), fx * (1.0 - fy), (1.0 - fx) * fy, fx * fy];
         let px = [&top[0..3], &top[3..6], &bottom[0..3], &bottom[3..6]];
         let mut out = [0f32; 3];
         for (k, p) in px.iter().enumerate() {
@@ -102,6 +93,23 @@ impl<'a> LinearView<'a> {
     }
 }
 
+/// The pixel (x0, y0) at the top left of the four round frame point (x, y) in a frame of `size`
+/// (width, height), and the four's bilinear weights (top left, top right, bottom left, bottom
+/// right); `None` where the four are not all in the frame.
+#[inline]
+fn bilinear_cell(x: f64, y: f64, size: (usize, usize)) -> Option<(usize, usize, [f32; 4])> {
+    if !(x >= 0.0 && y >= 0.0) {
+        return None;
+    }
+    // Truncation is the floor here (both are at least 0), and needs no call into libm.
+    let (x0, y0) = (x as usize, y as usize);
+    if x0 >= size.0.saturating_sub(1) || y0 >= size.1.saturating_sub(1) {
+        return None;
+    }
+    let (fx, fy) = ((x - x0 as f64) as f32, (y - y0 as f64) as f32);
+    Some((x0, y0, [(1.0 - fx) * (1.0 - fy), fx * (1.0 - fy), (1.0 - fx) * fy, fx * fy]))
+}
+
 /// A window of a frame in linear light ([`LinearView::patch`]), read between pixels exactly as the
 /// view reads it.
 pub struct Patch {
@@ -118,15 +126,10 @@ impl Patch {
     /// [`LinearView::linear`]; `None` outside the frame or the patch.
     #[inline]
     pub fn linear(&self, x: f64, y: f64) -> Option<[f32; 3]> {
-        if !(x >= 0.0 && y >= 0.0) {
+        let (x0, y0, w) = bilinear_cell(x, y, self.frame)?;
+        if x0 < self.x0 || y0 < self.y0 || x0 >= (self.x0 + self.width).saturating_sub(1) || y0 >= (self.y0 + self.height).saturating_sub(1) {
             return None;
         }
-        let (x0, y0) = (x as usize, y as usize);
-        if x0 >= self.frame.0.saturating_sub(1) || y0 >= self.frame.1.saturating_sub(1) || x0 < self.x0 || y0 < self.y0 || x0 >= (self.x0 + self.width).saturating_sub(1) || y0 >= (self.y0 + self.height).saturating_sub(1) {
-            return None;
-        }
-        let (fx, fy) = ((x - x0 as f64) as f32, (y - y0 as f64) as f32);
-        let w = [(1.0 - fx) * (1.0 - fy), fx * (1.0 - fy), (1.0 - fx) * fy, fx * fy];
         let at = (y0 - self.y0) * self.width + x0 - self.x0;
         let px = [self.data[at], self.data[at + 1], self.data[at + self.width], self.data[at + self.width + 1]];
         let mut out = [0f32; 3];

@@ -284,11 +284,13 @@ fn decide(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, a: &Fou
         (!d.is_empty()).then(|| (d.iter().sum::<f64>() / d.len() as f64, d.len()))
     };
     if a.colour != b.colour {
+        // How deep the outlines overlap, pixels.
+        let depth = ra + rb - ca.distance(cb);
         // Which way up explains the pixels.
         let shift_px = MODEL_SHIFT_MM * crate::detect::px_per_mm(cal, a.centre_mm?);
         if let Some(score) = overlap_model(view, (ca, ra), (cb, rb), shift_px) {
             if score.abs() >= MIN_MODEL_SCORE {
-                return Some((score > 0.0, model_confidence(score, ra + rb - ca.distance(cb)), "overlap_model"));
+                return Some((score > 0.0, model_confidence(score, depth), "overlap_model"));
             }
         }
         // What fills the overlap.
@@ -315,11 +317,10 @@ fn decide(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, a: &Fou
         if (va + vb >= MIN_VOTES && va != vb) || (va + vb >= MIN_UNANIMOUS_VOTES && share >= 0.8) {
             // The colour filling a thin overlap is partly the upper's blur (a bright yellow's
             // reads over a green upper's edge).
-            let most = if ra + rb - ca.distance(cb) < THIN_OVERLAP_PX { THIN_COLOUR_MOST } else { 1.0 };
+            let most = if depth < THIN_OVERLAP_PX { THIN_COLOUR_MOST } else { 1.0 };
             return Some((va > vb, share.min(most), "overlap_colour"));
         }
         let (da, db) = (deficit(a, ca, ra, cb, rb), deficit(b, cb, rb, ca, ra));
-        let depth = ra + rb - ca.distance(cb);
         match (da, db) {
             (Some((x, nx)), Some((y, ny))) if (x - y).abs() >= 0.6 && nx + ny >= 3 => {
                 let conf = 0.5 + 0.5 * ((x - y).abs() / 1.0).min(1.0);
