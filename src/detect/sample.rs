@@ -124,7 +124,7 @@ pub struct Patch {
 impl Patch {
     /// Linear RGB (0–1) at frame point (x, y), bilinear: the same value as
     /// [`LinearView::linear`]; `None` outside the frame or the patch.
-    #[inline]
+    #[inline(always)]
     pub fn linear(&self, x: f64, y: f64) -> Option<[f32; 3]> {
         let (x0, y0, w) = bilinear_cell(x, y, self.frame)?;
         if x0 < self.x0 || y0 < self.y0 || x0 >= (self.x0 + self.width).saturating_sub(1) || y0 >= (self.y0 + self.height).saturating_sub(1) {
