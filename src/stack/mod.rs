@@ -318,8 +318,8 @@ fn decide(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, a: &Fou
         // Which way up explains the pixels.
         let shift_px = MODEL_SHIFT_MM * crate::detect::px_per_mm(cal, a.centre_mm?);
         if let Some(ModelScores { upper: score, apart }) = overlap_model(view, (ca, ra), (cb, rb), shift_px) {
-            // Outlines that overlap by a pixel or less, where parting them explains the pixels
-            // better: no squop. Held to the bar the model's other call must clear. Squops found
+            // Outlines shallow enough for the model's moves to part them (up to 2 mm between
+            // the two), where parting them explains the pixels better: no squop. Held to the bar the model's other call must clear. Squops found
             // across gaps of ≥ 0.5 mm: 3 -> 1 (the renderer's 228 frames), 5 -> 3 (90 of varied
             // looks), 1 -> 0 (90 flat-drawn); on the two held-out sets (165 frames) 6 fewer false
             // squops across narrower gaps, at the price of two squops of 1.45 and 2.60 mm whose
