@@ -261,6 +261,22 @@ fn warn_camera_height(camera: &winkeye::calibrate::pose::CameraPose) {
     }
 }
 
+/// A frame that shows its winks too small: refused when nothing was found in it and a small wink
+/// spans under `detect::MIN_SMALL_WINK_PX` (the rules would count every wink potted), else a
+/// warning under `detect::FEW_SMALL_WINK_PX`.
+fn check_coarse(analysis: &winkeye::analyze::Analysis, ruleset: Ruleset) -> Result<()> {
+    let spec = ruleset.spec();
+    let small_px = analysis.detections.px_per_mm * spec.winks.small_mm;
+    if (small_px.is_nan() || small_px < winkeye::detect::MIN_SMALL_WINK_PX) && analysis.detections.found.is_empty() {
+        let mat_px = winkeye::detect::MIN_SMALL_WINK_PX / spec.winks.small_mm * spec.mat.length_mm;
+        anyhow::bail!("no winks found, and the mat is too small in this frame to find any: a small wink spans {small_px:.1} px, under {} (the mat's long side needs ~{mat_px:.0} px); move the camera closer or use a higher resolution", winkeye::detect::MIN_SMALL_WINK_PX);
+    }
+    if small_px < winkeye::detect::FEW_SMALL_WINK_PX {
+        eprintln!("warning: a small wink spans only {small_px:.1} px in this frame: expect missed winks and squops ({} px or more advised)", winkeye::detect::FEW_SMALL_WINK_PX);
+    }
+    Ok(())
+}
+
 /// The camera's measured height: as given, else as the calibration file recorded it.
 fn camera_height(given: Option<f64>, file: Option<&winkeye::calibrate::file::CalibrationFile>) -> Option<f64> {
     given.or_else(|| file.and_then(|f| f.camera.as_ref()).and_then(|c| c.measured_height_mm))
@@ -498,9 +514,10 @@ fn cmd_umpire(args: &UmpireArgs) -> Result<()> {
     } else {
         let opts = analyze_options(&frame, &args.image, args.calibration.as_deref(), args.ruleset, args.corners, args.height.camera_height)?;
         let analysis = winkeye::analyze::analyze_frame(&frame, &opts).with_context(|| args.image.display().to_string())?;
-    if let Some(c) = analysis.calibration.camera.as_ref() {
-        warn_camera_height(c);
-    }
+        if let Some(c) = analysis.calibration.camera.as_ref() {
+            warn_camera_height(c);
+        }
+        check_coarse(&analysis, args.ruleset).with_context(|| args.image.display().to_string())?;
         let pairs = umpire::overhead(&analysis, args.near);
         let outlines = analysis.detections.found.iter().filter_map(|f| umpire::overhead_outline(&analysis, &f.id).map(|o| (f.id.clone(), o))).collect();
         (pairs, Scale { method: "mat".into(), mm_per_px: (1e4 / analysis.detections.px_per_mm.max(1e-9)).round() / 1e4, wink_sizes: None }, outlines)
@@ -541,6 +558,7 @@ fn cmd_analyze(args: &AnalyzeArgs) -> Result<()> {
     if let Some(c) = analysis.calibration.camera.as_ref() {
         warn_camera_height(c);
     }
+    check_coarse(&analysis, args.ruleset).with_context(|| args.image.display().to_string())?;
     print_summary(&args.image, &analysis.position);
     if let Some(dest) = &args.json {
         write_document(dest, &analysis.position)?;

@@ -500,3 +500,28 @@ fn analyze_keeps_the_size_of_a_wink_whose_colour_runs_on_into_a_neighbour_of_its
     }
     Ok(())
 }
+
+#[test]
+fn analyze_refuses_a_mat_too_small_for_its_winks_and_warns_when_they_are_few_pixels_across() -> TestResult {
+    // 320 × 180: the whole mat ~200 px long, a small wink ~2 px across. Before, nothing was found
+    // and the rules counted every wink potted and the game over.
+    let dir = tempfile::tempdir()?;
+    for (res, sub) in [("320x180", "tiny"), ("640x360", "small")] {
+        let (code, err) = run(winkeye().args(["synth", "--kind", "midgame", "--seed", "11", "--count", "1", "--resolution", res, "--out"]).arg(dir.path().join(sub)));
+        assert_eq!(code, 0, "{err}");
+    }
+    let json = dir.path().join("p.json");
+    std::fs::write(&json, "kept")?;
+    let (code, err) = run(winkeye().arg("analyze").arg(dir.path().join("tiny/midgame-00011.jpg")).arg("--json").arg(&json));
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("too small in this frame to find any") && err.lines().count() == 1, "{err}");
+    assert_eq!(std::fs::read_to_string(&json)?, "kept");
+    let (code, err) = run(winkeye().arg("umpire").arg(dir.path().join("tiny/midgame-00011.jpg")));
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("too small in this frame to find any"), "{err}");
+    // 640 × 360: a small wink ~3.7 px across, analysed with a warning.
+    let (code, err) = run(winkeye().arg("analyze").arg(dir.path().join("small/midgame-00011.jpg")).arg("--json").arg(&json));
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("warning: a small wink spans only"), "{err}");
+    Ok(())
+}
