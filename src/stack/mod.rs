@@ -258,18 +258,17 @@ fn overlap_model(view: &LinearView<'_>, (ca, ra): (PixelPoint, f64), (cb, rb): (
     // box, so a move the pixels barely ask for no longer counts as much as none.
     let sigma_t = MODEL_SHIFT_SIGMA_MM / MODEL_SHIFT_MM * shift_px;
     let var = all_a.iter().chain(&all_b).copied().fold(f64::INFINITY, f64::min) / (3 * pixels.len()) as f64;
-    // The best picture each way up, and the best whose moved outlines still overlap and whose
-    // moved outlines part (a's move towards b, less b's, deepens the overlap).
+    // Each way up, the best picture whose moved outlines still overlap and the best whose moved
+    // outlines part (a's move towards b, less b's, deepens the overlap); the better of the two is
+    // that way up's best.
     let depth = ra + rb - ca.distance(cb);
-    let best = |all: &[f64]| -> [f64; 3] {
-        let mut best = [f64::INFINITY; 3];
+    let best = |all: &[f64]| -> [f64; 2] {
+        let mut best = [f64::INFINITY; 2];
         for ia in 0..n {
             for ib in 0..n {
                 let prior = if sigma_t > 0.0 { var * (shifts[ia].powi(2) + shifts[ib].powi(2)) / sigma_t.powi(2) } else { 0.0 };
-                let v = all[ia * n + ib] + prior;
-                let k = if depth + shifts[ia] - shifts[ib] > 0.0 { 1 } else { 2 };
-                best[0] = best[0].min(v);
-                best[k] = best[k].min(v);
+                let k = usize::from(depth + shifts[ia] - shifts[ib] <= 0.0);
+                best[k] = best[k].min(all[ia * n + ib] + prior);
             }
         }
         best
@@ -277,14 +276,14 @@ fn overlap_model(view: &LinearView<'_>, (ca, ra): (PixelPoint, f64), (cb, rb): (
     let (a, b) = (best(&all_a), best(&all_b));
     // Apart against overlapping; a side with no picture (moves too short to part the outlines,
     // or to close a gap) loses outright.
-    let (parted, joined) = (a[2].min(b[2]), a[1].min(b[1]));
+    let ([joined, parted], [rss_a, rss_b]) = ([a[0].min(b[0]), a[1].min(b[1])], [a[0].min(a[1]), b[0].min(b[1])]);
     let apart = match (parted.is_finite(), joined.is_finite()) {
         (true, true) if parted + joined > 0.0 => (joined - parted) / (parted + joined),
         (true, false) => 1.0,
         (false, true) => -1.0,
         _ => 0.0,
     };
-    (a[0] + b[0] > 0.0).then(|| ModelScores { upper: (b[0] - a[0]) / (a[0] + b[0]), apart })
+    (rss_a + rss_b > 0.0).then(|| ModelScores { upper: (rss_b - rss_a) / (rss_a + rss_b), apart })
 }
 
 /// What the two-wink model says of a pair ([`overlap_model`]).
