@@ -458,6 +458,16 @@ fn nearest_found(got: &Value, t: &Value, like: impl Fn(&Value) -> bool) -> f64 {
     gw.iter().filter(|g| like(g)).filter_map(|g| px(&g["centre_px"])).map(|q| (q.0 - p.0).hypot(q.1 - p.1)).fold(f64::INFINITY, f64::min)
 }
 
+/// The truth winks of `wanted` with no detected wink of their colour within 2 px, described.
+fn unfound_of_own_colour(got: &Value, wanted: &[&Value], stem: &str) -> Vec<String> {
+    wanted
+        .iter()
+        .map(|t| (t, nearest_found(got, t, |g| g["colour"] == t["colour"])))
+        .filter(|(_, d)| *d > 2.0)
+        .map(|(t, d)| format!("{stem}: {} ({} {}) nearest of its colour {d:.1} px", t["id"], t["colour"], t["size"]))
+        .collect()
+}
+
 #[test]
 fn analyze_finds_both_winks_of_one_colour_where_one_deeply_squops_the_other() -> TestResult {
     // Two small yellow winks whose centres lie under 4 px apart (near-miss 3023), and two 7 px
@@ -468,14 +478,22 @@ fn analyze_finds_both_winks_of_one_colour_where_one_deeply_squops_the_other() ->
         // Partners overlapping by over a quarter of their diameters.
         let deep = paired_with_own_colour(&truth, 0.75)?;
         assert_eq!(deep.len(), 2, "{stem}: the scene has one deep pair of one colour");
-        let missed: Vec<String> = deep
-            .iter()
-            .map(|t| (t, nearest_found(&got, t, |g| g["colour"] == t["colour"])))
-            .filter(|(_, d)| *d > 2.0)
-            .map(|(t, d)| format!("{stem}: {} ({} {}) nearest of its colour {d:.1} px", t["id"], t["colour"], t["size"]))
-            .collect();
+        let missed = unfound_of_own_colour(&got, &deep, stem);
         assert!(missed.is_empty(), "{missed:?}");
     }
+    Ok(())
+}
+
+#[test]
+fn analyze_splits_two_winks_of_one_colour_offset_in_a_pile_and_read_as_one() -> TestResult {
+    // Pot-out 3010: two small red winks 6 px apart, the upper resting on the lower; one region
+    // of red, fitted as one wink with no crescent beyond it, until `detect::split::split_piles`
+    // found that two discs explain its rim far better than one.
+    let (got, truth) = synth_and_analyze(&["--kind", "pot-out", "--seed", "3010"], "potout-03010")?;
+    let deep = paired_with_own_colour(&truth, 0.75)?;
+    assert!(deep.iter().any(|t| t["colour"] == "red"), "the scene has a deep pair of red winks");
+    let missed = unfound_of_own_colour(&got, &deep, "potout-03010");
+    assert!(missed.is_empty(), "{missed:?}");
     Ok(())
 }
 

@@ -481,9 +481,11 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
         dedupe(&mut found);
     }
     sizes_within_set(&view, cal, &model, &nominal, &mut found);
-    // Two winks of one colour read as one: the colour's crescents beyond its outlines.
+    // Two winks of one colour read as one: the colour's crescents beyond its outlines, then
+    // outlines longer one way than across that two discs explain.
     let colour_masks = [0, 1, 2, 3].map(|k| split::ColourMask { buf: masks.bufs[k].as_slice(), width: lw, height: lh });
     split::find_partners(&view, cal, &model, &nominal, &colour_masks, &labels, &mut found)?;
+    split::split_piles(&view, cal, &model, &nominal, &colour_masks, &labels, &mut found);
 
     // Stacking: overlaps, who is on top, levels; uppers refitted as leaning winks.
     let pictures = Pictures::learn(&view, cal, &nominal, &found);
