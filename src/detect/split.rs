@@ -307,12 +307,12 @@ pub(super) fn split_piles(view: &LinearView<'_>, cal: &Calibration, model: &Colo
     let s = labels.scale as f64;
     let mut replaced: Vec<usize> = Vec::new();
     for i in 0..found.len() {
-        let f = found[i].clone();
+        let f = &found[i];
         let Some(at_mm) = f.centre_mm.filter(|_| f.rim_share >= MIN_PILE_RIM_SHARE && !replaced.contains(&i)) else { continue };
-        let colour = f.colour;
-        let c0 = f.rays_from.0;
+        let (colour, c0, level) = (f.colour, f.rays_from.0, f.level);
         let pts: Vec<PixelPoint> = f.edges.iter().filter(|e| e.beyond == super::fit::Beyond::Background).map(|e| e.px).collect();
-        let Some((r0, amp, _)) = elongation(c0, &pts) else { continue };
+        let Some(long) = elongation(c0, &pts) else { continue };
+        let (r0, amp, _) = long;
         if amp < MIN_PILE_ELONGATION * r0 {
             continue;
         }
@@ -325,11 +325,10 @@ pub(super) fn split_piles(view: &LinearView<'_>, cal: &Calibration, model: &Colo
         let have = |z: WinkSize| (0..found.len()).filter(|k| !own.contains(k) && found[*k].colour == colour && found[*k].size == z).count();
         let room = |sizes: &[WinkSize; 2]| [WinkSize::Small, WinkSize::Large].iter().all(|&z| have(z) + sizes.iter().filter(|&&x| x == z).count() <= z.per_colour());
         let pairs: Vec<([WinkSize; 2], [f64; 2])> = PILE_SIZES.iter().filter(|z| room(z)).map(|z| (*z, [radius(z[0]), radius(z[1])])).collect();
-        let Some((c, sizes, rms)) = two_disc_pile(&pts, c0, &pairs) else { continue };
-        let rms_of = |outlines: &[(PixelPoint, f64)]| (pts.iter().map(|p| outlines.iter().map(|(c, r)| p.distance(*c) - r).fold(f64::INFINITY, f64::min).powi(2)).sum::<f64>() / pts.len() as f64).sqrt();
-        let Some(one) = crate::geometry::plane::fit_circle(&pts).map(|o| rms_of(&[o])) else { continue };
+        let Some((c, sizes, rms)) = two_disc_pile(&pts, c0, long, &pairs) else { continue };
+        let Some(one) = crate::geometry::plane::fit_circle(&pts).map(|o| union_rms(&pts, &[o])) else { continue };
         let nearby: Vec<(PixelPoint, f64)> = found.iter().filter(|g| g.colour == colour && g.centre_mm.is_some() && g.centre_px.distance(c0) < 3.0 * r0).map(|g| (g.centre_px, g.radius_px)).collect();
-        if rms > MAX_PILE_RMS_PX || rms > MAX_PILE_RMS_SHARE * one.min(rms_of(&nearby)) {
+        if rms > MAX_PILE_RMS_PX || rms > MAX_PILE_RMS_SHARE * one.min(union_rms(&pts, &nearby)) {
             continue;
         }
         let near: Vec<&Found> = found.iter().enumerate().filter(|&(k, g)| !own.contains(&k) && g.centre_mm.is_some() && g.centre_px.distance(c0) < 4.0 * r0).map(|(_, g)| g).collect();
@@ -354,7 +353,7 @@ pub(super) fn split_piles(view: &LinearView<'_>, cal: &Calibration, model: &Colo
         if bare(&a) > MAX_BARE_SHARE || bare(&b) > MAX_BARE_SHARE {
             continue;
         }
-        found[i] = Found { level: f.level, ..a };
+        found[i] = Found { level, ..a };
         found.push(b);
         replaced.extend(own.into_iter().filter(|&k| k != i));
     }
@@ -370,10 +369,9 @@ const PILE_SIZES: [[WinkSize; 2]; 4] = [[WinkSize::Small, WinkSize::Small], [Win
 
 /// The two discs, of one of the `pairs` of sizes and radii (frame pixels), that best explain edge
 /// points round one elongated outline whose rays were cast from `c0`: started at the ends of its
-/// long axis ([`elongation`]), kept when they overlap and lie apart by more than a misfit. Their
-/// centres, sizes and RMS.
-fn two_disc_pile(pts: &[PixelPoint], c0: PixelPoint, pairs: &[([WinkSize; 2], [f64; 2])]) -> Option<([PixelPoint; 2], [WinkSize; 2], f64)> {
-    let (r0, amp, axis) = elongation(c0, pts)?;
+/// long axis (`(r0, amp, axis)`, its [`elongation`]), kept when they overlap and lie apart by more
+/// than a misfit. Their centres, sizes and RMS.
+fn two_disc_pile(pts: &[PixelPoint], c0: PixelPoint, (r0, amp, axis): (f64, f64, f64), pairs: &[([WinkSize; 2], [f64; 2])]) -> Option<([PixelPoint; 2], [WinkSize; 2], f64)> {
     let u = PixelPoint::new(axis.cos(), axis.sin());
     let half = r0 + amp;
     pairs
@@ -441,8 +439,13 @@ fn fit_two_discs(pts: &[PixelPoint], start: [PixelPoint; 2], r: [f64; 2]) -> Opt
             break;
         }
     }
-    let rms = (pts.iter().map(|&p| residual(&c, p).0.powi(2)).sum::<f64>() / pts.len() as f64).sqrt();
-    Some((c, rms))
+    Some((c, union_rms(pts, &[(c[0], r[0]), (c[1], r[1])])))
+}
+
+/// The RMS distance (frame pixels) of edge points from the outline of the union of `discs`
+/// (centre, radius): for each point, the lesser of its signed distances to each rim.
+fn union_rms(pts: &[PixelPoint], discs: &[(PixelPoint, f64)]) -> f64 {
+    (pts.iter().map(|p| discs.iter().map(|(c, r)| p.distance(*c) - r).fold(f64::INFINITY, f64::min).powi(2)).sum::<f64>() / pts.len() as f64).sqrt()
 }
 
 #[cfg(test)]
@@ -525,10 +528,7 @@ mod tests {
     #[test]
     fn two_winks_of_one_colour_offset_in_a_pile_are_told_from_one_round_wink() {
         let sizes = |rs: f64, rl: f64| vec![([WinkSize::Small, WinkSize::Small], [rs, rs]), ([WinkSize::Large, WinkSize::Small], [rl, rs]), ([WinkSize::Small, WinkSize::Large], [rs, rl]), ([WinkSize::Large, WinkSize::Large], [rl, rl])];
-        let rms_of_one = |pts: &[PixelPoint]| {
-            let (c, r) = crate::geometry::plane::fit_circle(pts).expect("a circle");
-            (pts.iter().map(|p| (p.distance(c) - r).powi(2)).sum::<f64>() / pts.len() as f64).sqrt()
-        };
+        let rms_of_one = |pts: &[PixelPoint]| union_rms(pts, &[crate::geometry::plane::fit_circle(pts).expect("a circle")]);
         // Small winks 6 px in radius (large 8.25 px): two 4–8 px apart in three directions, and a
         // large and a small 7 px apart (at 5 px their union's elongation, 0.11 of its radius, is
         // under the bar, and such a pile is left to the crescents).
@@ -541,7 +541,7 @@ mod tests {
             assert!(amp >= MIN_PILE_ELONGATION * r0, "{apart} px apart: elongation {:.3}", amp / r0);
             let off = (axis.to_degrees() - deg).rem_euclid(180.0);
             assert!(off.min(180.0 - off) < 3.0, "long axis {:.1}° for {deg}°", axis.to_degrees());
-            let (c, z, rms) = two_disc_pile(&pts, from, &sizes(6.0, 8.25)).expect("two discs");
+            let (c, z, rms) = two_disc_pile(&pts, from, (r0, amp, axis), &sizes(6.0, 8.25)).expect("two discs");
             let err = (c[0].distance(a) + c[1].distance(b)).min(c[0].distance(b) + c[1].distance(a));
             assert!(err < 0.4 && rms < 0.15, "{ra}/{rb} {apart} px apart: centres off by {err:.2} px in all, RMS {rms:.3}, sizes {z:?}");
             let want = if ra > rb { [WinkSize::Large, WinkSize::Small] } else { [WinkSize::Small, WinkSize::Small] };
