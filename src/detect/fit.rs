@@ -30,6 +30,8 @@ const LUMA_SHARE: f32 = 0.3;
 const BRIGHT_WINK_LUMA_SHARE: f32 = 0.45;
 /// Step between samples along a ray, in pixels.
 const RAY_STEP_PX: f64 = 0.5;
+/// Each ray is read this far either side of its line, weighted ¼, ½, ¼ across.
+const RAY_HALF_WIDTH_PX: f64 = 0.5;
 /// Largest spread (RMS) of the samples beyond the rim, as a share of the wink's contrast with
 /// them, for the edge to count as the wink's own rim against the background.
 const MAX_BEYOND_SPREAD: f32 = 0.25;
@@ -182,16 +184,7 @@ pub fn ray_edges_with(view: &LinearView<'_>, model: &ColourModel, colour: Colour
     for k in 0..n {
         let a = k as f64 / n as f64 * std::f64::consts::TAU;
         let dir = PixelPoint::new(a.cos(), a.sin());
-        prof.clear();
-        for i in 0..steps {
-            let s = s_in + i as f64 * RAY_STEP_PX;
-            let (x, y) = (c0.x + dir.x * s, c0.y + dir.y * s);
-            match (patch.linear(x - dir.y * 0.5, y + dir.x * 0.5), patch.linear(x, y), patch.linear(x + dir.y * 0.5, y - dir.x * 0.5)) {
-                (Some(a), Some(b), Some(c)) => prof.push([0, 1, 2].map(|k| 0.25 * a[k] + 0.5 * b[k] + 0.25 * c[k])),
-                _ => break,
-            }
-        }
-        if prof.len() < steps {
+        if !patch.ray_profile((c0.x, c0.y), (dir.x, dir.y), (s_in, RAY_STEP_PX, steps), RAY_HALF_WIDTH_PX, &mut prof) {
             continue;
         }
         let at = |s: f64| ((s - s_in) / RAY_STEP_PX).round().clamp(0.0, (steps - 1) as f64) as usize;
@@ -226,6 +219,10 @@ pub fn ray_edges_with(view: &LinearView<'_>, model: &ColourModel, colour: Colour
         // Only between backgrounds (felt, table, baseline): where a wink lies beyond, the far
         // level already names it, and the boundary between winks is the stacking's.
         let background = |v: [f32; 3]| model.classify(linear_to_lab(v)).is_none();
+        // The far level's class, asked for at most once.
+        let far_class = std::cell::OnceCell::new();
+        let far_class = || *far_class.get_or_init(|| model.classify(linear_to_lab(far)));
+        let far_is_background = || far_class().is_none();
         if let Some(first) = (at(0.5 * r0)..steps).find(|&i| share.of(&prof[i]) < 0.75) {
             let (lo, hi) = (first + (1.5 / RAY_STEP_PX) as usize, (first + (5.0 / RAY_STEP_PX) as usize).min(steps - 3));
             let g = |j: usize| (0..3).map(|c| (prof[j + 1][c] - prof[j - 1][c]).powi(2)).sum::<f32>();
@@ -234,7 +231,7 @@ pub fn ray_edges_with(view: &LinearView<'_>, model: &ColourModel, colour: Colour
             if let Some(j) = flattest {
                 let local = mean(j - 1, j + 1);
                 let moved = (0..3).map(|c| (local[c] - far[c]).powi(2)).sum::<f32>().sqrt();
-                if moved > LOCAL_LEVEL_SHARE * far_share.contrast && background(local) && background(far) {
+                if moved > LOCAL_LEVEL_SHARE * far_share.contrast && background(local) && far_is_background() {
                     if let Some(near_share) = Crossing::new(inside, local, measure) {
                         beyond = local;
                         share = near_share;
@@ -256,7 +253,7 @@ pub fn ray_edges_with(view: &LinearView<'_>, model: &ColourModel, colour: Colour
                 (0..3).map(|c| (d[c] - t * seg[c]).powi(2)).sum::<f32>().sqrt()
             };
             let (i0, i1) = (at(0.5 * r0), at(1.35 * r0 + 1.0));
-            if let Some(j) = (i0..=i1).max_by(|&a, &b| dev(&prof[a]).total_cmp(&dev(&prof[b]))) {
+            if let Some((j, local_dev)) = (i0..=i1).map(|i| (i, dev(&prof[i]))).max_by(|a, b| a.1.total_cmp(&b.1)) {
                 let local = prof[j];
                 // Felt between the wink and something else (the table, a baseline): nearer the
                 // felt's colour than the far level is. Round a wink on the felt the far level is
@@ -266,7 +263,7 @@ pub fn ray_edges_with(view: &LinearView<'_>, model: &ColourModel, colour: Colour
                     let (q, f) = (linear_to_lab(v), model.felt);
                     ((q.l - f.l).powi(2) + (q.a - f.a).powi(2) + (q.b - f.b).powi(2)).sqrt()
                 };
-                if !mixed_beyond && dev(&local) > LOCAL_LEVEL_SHARE * far_share.contrast && background(local) && background(far) && to_felt(local) < to_felt(far) {
+                if !mixed_beyond && local_dev > LOCAL_LEVEL_SHARE * far_share.contrast && background(local) && far_is_background() && to_felt(local) < to_felt(far) {
                     if let Some(near_share) = Crossing::new(inside, local, measure) {
                         beyond = local;
                         share = near_share;
@@ -277,8 +274,11 @@ pub fn ray_edges_with(view: &LinearView<'_>, model: &ColourModel, colour: Colour
         let f = |v: &[f32; 3]| share.of(v);
         // The halfway crossing (inside → beyond, going out) nearest the expected rim.
         let mut best: Option<f64> = None;
-        for i in at(0.5 * r0)..steps - 1 {
-            let (f0, f1) = (f(&prof[i]), f(&prof[i + 1]));
+        let i0 = at(0.5 * r0);
+        let mut f1 = f(&prof[i0]);
+        for i in i0..steps - 1 {
+            let f0 = f1;
+            f1 = f(&prof[i + 1]);
             if f0 >= 0.5 && f1 < 0.5 {
                 let s = s_in + (i as f64 + ((f0 - 0.5) / (f0 - f1)) as f64) * RAY_STEP_PX;
                 if best.is_none_or(|b| (s - r0).abs() < (b - r0).abs()) {
@@ -290,8 +290,8 @@ pub fn ray_edges_with(view: &LinearView<'_>, model: &ColourModel, colour: Colour
         if s > 1.45 * r0 + 1.0 {
             continue;
         }
-        let beyond_lab = linear_to_lab(beyond);
-        let kind = match model.classify(beyond_lab) {
+        let beyond_class = if beyond == far { far_class() } else { model.classify(linear_to_lab(beyond)) };
+        let kind = match beyond_class {
             Some(c) if c != colour => Beyond::Wink(c),
             Some(_) => continue,
             None if mixed_beyond => Beyond::Covered,

@@ -403,7 +403,8 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
     // the model.
     let faint_model = model.faint();
     let lut = ClassLut::new(&model, (faint_model.min_ab_distance < model.min_ab_distance).then_some(&faint_model), &lab8);
-    let (mut masks, faint_masks) = label_masks(&region, &lut, pot_bbox);
+    let step = label_sample_step(ppm_min * nominal.small_mm / scale as f64);
+    let (mut masks, faint_masks) = label_masks(&region, &lut, pot_bbox, step);
     let mut potted = Vec::new();
     if let Some(pb) = pot_bbox {
         potted = vec![vec![0u8; (pb.width * pb.height) as usize]; 4];
@@ -722,19 +723,28 @@ fn grow(bbox: &mut Option<Rect>, r: Rect) {
     *bbox = Some(bbox.map_or(r, |b| b | r));
 }
 
-/// Labelling first asks about every second pixel of every second row, then labels in full only
-/// the tiles of this many pixels square in which a sample had a colour, and the tiles round them.
-/// Every two-by-two block of pixels holds a sample, so what goes unlabelled is colour nowhere two
-/// pixels wide with no sampled colour in its own tile or the next (at least a tile away): a stray
-/// pixel, or a thread of JPEG ringing cut off a tile or so beyond the wink it leaves, which no
-/// wink is. (On the three 1080p bench frames, 1% of the tiles are labelled in
-/// full, and labelling takes a third of the time it took pixel by pixel.)
+/// Labelling first asks about every s-th pixel of every s-th row (s from 2 to 4, see
+/// [`label_sample_step`]), then labels in full only the tiles of this many pixels square in which
+/// a sample had a colour, and the tiles round them. Every s-by-s block of pixels holds a sample,
+/// so what goes unlabelled is colour nowhere s pixels wide with no sampled colour in its own tile
+/// or the next (at least a tile away): a stray pixel, or a thread of JPEG ringing cut off a tile
+/// or so beyond the wink it leaves, which no wink is. (On the three 1080p bench frames, 1% of the
+/// tiles are labelled in full, and labelling takes a third of the time it took pixel by pixel.)
 const LABEL_TILE_PX: usize = 8;
+
+/// The labelling's sampling step ([`LABEL_TILE_PX`]) for a small wink `small_px` label pixels
+/// across: a third of that, from 2 to 4. Any wink at least half in view holds a block that wide
+/// of its colour (a half disc holds a square of 0.45 of its diameter), so none goes unsampled.
+/// (At 1080p a small wink is about 14 pixels across: every fourth pixel of every fourth row, a
+/// quarter of the lookups of every second one.)
+fn label_sample_step(small_px: f64) -> usize {
+    ((small_px / 3.0).floor() as usize).clamp(2, 4)
+}
 
 /// Labels the pixels of `region` outside `skip` with their wink colours, in parallel bands of rows
 /// that share `lut`: a sparse pass finds the tiles with colour ([`LABEL_TILE_PX`]), and only those
 /// and their neighbours are labelled pixel by pixel.
-fn label_masks(region: &Region<'_>, lut: &ClassLut<'_>, skip: Option<Rect>) -> (Masks, Option<Masks>) {
+fn label_masks(region: &Region<'_>, lut: &ClassLut<'_>, skip: Option<Rect>, step: usize) -> (Masks, Option<Masks>) {
     let (w, h) = (region.width as usize, region.height as usize);
     if w == 0 || h == 0 {
         return (Masks { width: region.width, bufs: vec![Vec::new(); 4], bbox: [None; 4] }, None);
@@ -746,8 +756,8 @@ fn label_masks(region: &Region<'_>, lut: &ClassLut<'_>, skip: Option<Rect>) -> (
         .into_par_iter()
         .map(|ty| {
             let mut hit = vec![false; tw];
-            for j in (ty * t..((ty + 1) * t).min(h)).step_by(2) {
-                for (i, p) in region.row(j).chunks_exact(3).enumerate().step_by(2) {
+            for j in (ty * t..((ty + 1) * t).min(h)).step_by(step) {
+                for (i, p) in region.row(j).chunks_exact(3).enumerate().step_by(step) {
                     if !hit[i / t] && lut.code([p[0], p[1], p[2]]) != ClassLut::NOTHING {
                         hit[i / t] = true;
                     }
@@ -1457,10 +1467,11 @@ mod tests {
     }
 
     #[test]
-    fn labelling_tiles_with_sampled_colour_finds_every_patch_two_pixels_wide() {
-        // Green felt with a disc, a 2 × 2 block at odd rows and columns far from it, a thread a
-        // pixel wide leaving the disc, and one stray pixel far from everything; each labelled
-        // pixel by pixel for reference.
+    fn labelling_tiles_with_sampled_colour_finds_every_patch_as_wide_as_the_sampling_step() {
+        // Green felt with a disc, a block as wide as the step at odd rows and columns far from
+        // it, a thread a pixel wide leaving the disc, and one stray pixel far from everything;
+        // each labelled pixel by pixel for reference. Sampled every second and every fourth
+        // pixel.
         let model = ColourModel::new(Lab { l: 46.0, a: -27.1, b: 19.6 }, None);
         let lab8 = sample::Lab8::new();
         let lut = ClassLut::new(&model, None, &lab8);
@@ -1468,35 +1479,42 @@ mod tests {
         let coloured: Vec<[u8; 3]> = (0..16u8).flat_map(|b| (0..16u8).flat_map(move |g| (0..16u8).map(move |r| [b * 17, g * 17, r * 17]))).filter(|&c| lut.class(c).is_some()).collect();
         assert!(lut.class(felt).is_none() && coloured.len() > 2);
         let (w, h) = (96usize, 64usize);
-        let mut img = vec![0u8; w * h * 3];
-        let mut paint = |x: usize, y: usize, c: [u8; 3]| img[(y * w + x) * 3..(y * w + x) * 3 + 3].copy_from_slice(&c);
-        for y in 0..h {
-            for x in 0..w {
-                let inside = (x as f64 - 20.0).hypot(y as f64 - 20.0) <= 6.0;
-                paint(x, y, if inside { coloured[0] } else { felt });
+        for step in [2, 4] {
+            let mut img = vec![0u8; w * h * 3];
+            let mut paint = |x: usize, y: usize, c: [u8; 3]| img[(y * w + x) * 3..(y * w + x) * 3 + 3].copy_from_slice(&c);
+            for y in 0..h {
+                for x in 0..w {
+                    let inside = (x as f64 - 20.0).hypot(y as f64 - 20.0) <= 6.0;
+                    paint(x, y, if inside { coloured[0] } else { felt });
+                }
             }
-        }
-        for (x, y) in [(71, 51), (72, 51), (71, 52), (72, 52)] {
-            paint(x, y, coloured[1]);
-        }
-        for x in 26..40 {
-            paint(x, 21, coloured[0]);
-        }
-        paint(91, 7, coloured[1]);
-        let region = Region { data: &img, step: w * 3, x0: 0, y0: 0, width: w as i32, height: h as i32 };
-        let (masks, _) = label_masks(&region, &lut, None);
-        for y in 0..h {
-            for x in 0..w {
-                let want = lut.class(region.bgr(x, y));
-                let got = (0..4).find(|&k| masks.bufs[k][y * w + x] == 255);
-                if (x, y) == (91, 7) {
-                    // The stray pixel: no sample falls on it, and no tile near it has one.
-                    assert_eq!(got, None);
-                } else {
-                    assert_eq!(got, want, "pixel ({x}, {y})");
+            for y in 51..51 + step {
+                for x in 71..71 + step {
+                    paint(x, y, coloured[1]);
+                }
+            }
+            for x in 26..40 {
+                paint(x, 21, coloured[0]);
+            }
+            paint(91, 7, coloured[1]);
+            let region = Region { data: &img, step: w * 3, x0: 0, y0: 0, width: w as i32, height: h as i32 };
+            let (masks, _) = label_masks(&region, &lut, None, step);
+            for y in 0..h {
+                for x in 0..w {
+                    let want = lut.class(region.bgr(x, y));
+                    let got = (0..4).find(|&k| masks.bufs[k][y * w + x] == 255);
+                    if (x, y) == (91, 7) {
+                        // The stray pixel: no sample falls on it, and no tile near it has one.
+                        assert_eq!(got, None, "step {step}");
+                    } else {
+                        assert_eq!(got, want, "pixel ({x}, {y}), step {step}");
+                    }
                 }
             }
         }
+        // A small wink 8 label pixels across (the least the label scale allows) is sampled
+        // every second pixel; one 14 across (1080p) every fourth.
+        assert_eq!([5.0, 8.0, 11.9, 12.0, 14.0, 40.0].map(label_sample_step), [2, 2, 3, 4, 4, 4]);
     }
 
     #[test]
