@@ -106,8 +106,14 @@ fn bilinear_cell(x: f64, y: f64, size: (usize, usize)) -> Option<(usize, usize, 
     if x0 >= size.0.saturating_sub(1) || y0 >= size.1.saturating_sub(1) {
         return None;
     }
-    let (fx, fy) = ((x - x0 as f64) as f32, (y - y0 as f64) as f32);
-    Some((x0, y0, [(1.0 - fx) * (1.0 - fy), fx * (1.0 - fy), (1.0 - fx) * fy, fx * fy]))
+    Some((x0, y0, bilinear_weights((x - x0 as f64) as f32, (y - y0 as f64) as f32)))
+}
+
+/// The bilinear weights (top left, top right, bottom left, bottom right) of a point `(fx, fy)`
+/// (0–1) across from the top left of its cell of four pixels.
+#[inline(always)]
+fn bilinear_weights(fx: f32, fy: f32) -> [f32; 4] {
+    [(1.0 - fx) * (1.0 - fy), fx * (1.0 - fy), (1.0 - fx) * fy, fx * fy]
 }
 
 /// Fractional bits of [`Patch::ray_profile`]'s fixed point.
@@ -134,15 +140,8 @@ impl Patch {
         if x0 < self.x0 || y0 < self.y0 || x0 >= (self.x0 + self.width).saturating_sub(1) || y0 >= (self.y0 + self.height).saturating_sub(1) {
             return None;
         }
-        let at = (y0 - self.y0) * self.width + x0 - self.x0;
-        let px = [self.data[at], self.data[at + 1], self.data[at + self.width], self.data[at + self.width + 1]];
-        let mut out = [0f32; 3];
-        for (k, p) in px.iter().enumerate() {
-            for c in 0..3 {
-                out[c] += w[k] * p[c];
-            }
-        }
-        Some(out)
+        let [r, g, b, _] = self.mix((y0 - self.y0) * self.width + x0 - self.x0, w);
+        Some([r, g, b])
     }
 
     /// Whether [`Patch::linear`] reads a value at every point within `margin` pixels of (x, y)
@@ -196,9 +195,13 @@ impl Patch {
         const FRACTION: i64 = (1 << FIXED_BITS) - 1;
         const SCALE: f32 = 1.0 / (1u64 << FIXED_BITS) as f32;
         let (i, j) = ((x >> FIXED_BITS) as usize, (y >> FIXED_BITS) as usize);
-        let (fx, fy) = ((x & FRACTION) as f32 * SCALE, (y & FRACTION) as f32 * SCALE);
-        let w = [(1.0 - fx) * (1.0 - fy), fx * (1.0 - fy), (1.0 - fx) * fy, fx * fy];
-        let at = j * self.width + i;
+        self.mix(j * self.width + i, bilinear_weights((x & FRACTION) as f32 * SCALE, (y & FRACTION) as f32 * SCALE))
+    }
+
+    /// The four pixels from data index `at` (it, the one to its right and the two below) mixed
+    /// by the bilinear weights `w`.
+    #[inline(always)]
+    fn mix(&self, at: usize, w: [f32; 4]) -> [f32; 4] {
         let (p0, p1, p2, p3) = (self.data[at], self.data[at + 1], self.data[at + self.width], self.data[at + self.width + 1]);
         // Lane by lane, in one expression each, so the four lanes go as one vector.
         std::array::from_fn(|c| 0.0 + w[0] * p0[c] + w[1] * p1[c] + w[2] * p2[c] + w[3] * p3[c])
