@@ -968,6 +968,8 @@ fn hypotheses(contour: &Vector<Point>, bb: Rect, scale: f64, (r_small, r_large):
     let mut dt = Mat::default();
     imgproc::distance_transform(&filled, &mut dt, imgproc::DIST_L2, imgproc::DIST_MASK_5, opencv::core::CV_32F)?;
     let (rows, cols) = (dt.rows(), dt.cols());
+    // A new Mat, so continuous: read as one slice (a Mat's own accessor checks every index).
+    let dt = dt.data_typed::<f32>()?;
     let mut covered = vec![false; (rows * cols) as usize];
     let mut out = Vec::new();
     for _ in 0..8 {
@@ -975,7 +977,7 @@ fn hypotheses(contour: &Vector<Point>, bb: Rect, scale: f64, (r_small, r_large):
         let mut uncovered = 0usize;
         for j in 0..rows {
             for i in 0..cols {
-                let v = *dt.at_2d::<f32>(j, i)?;
+                let v = dt[(j * cols + i) as usize];
                 if v <= 0.0 || covered[(j * cols + i) as usize] {
                     continue;
                 }
@@ -994,7 +996,7 @@ fn hypotheses(contour: &Vector<Point>, bb: Rect, scale: f64, (r_small, r_large):
         let (mut sx, mut sy, mut sw) = (0.0, 0.0, 0.0);
         for j in (bj - 2).max(0)..(bj + 3).min(rows) {
             for i in (bi - 2).max(0)..(bi + 3).min(cols) {
-                let d = *dt.at_2d::<f32>(j, i)? as f64;
+                let d = dt[(j * cols + i) as usize] as f64;
                 if d >= v as f64 - 1.0 {
                     let wgt = d - (v as f64 - 1.0);
                     sx += wgt * i as f64;

@@ -106,7 +106,7 @@ fn model_confidence(score: f64, depth_px: f64) -> f64 {
     (1.0 / (1.0 + (-z).exp())).max(0.5)
 }
 
-/// Median of each channel.
+/// Median of each channel (the upper of the middle two for an even count).
 fn median3(mut v: Vec<[f32; 3]>) -> Option<[f32; 3]> {
     if v.is_empty() {
         return None;
@@ -114,8 +114,7 @@ fn median3(mut v: Vec<[f32; 3]>) -> Option<[f32; 3]> {
     let mid = v.len() / 2;
     let mut out = [0f32; 3];
     for (c, o) in out.iter_mut().enumerate() {
-        v.sort_by(|a, b| a[c].total_cmp(&b[c]));
-        *o = v[mid][c];
+        *o = v.select_nth_unstable_by(mid, |a, b| a[c].total_cmp(&b[c])).1[c];
     }
     Some(out)
 }
@@ -221,37 +220,36 @@ fn overlap_model(view: &LinearView<'_>, (ca, ra): (PixelPoint, f64), (cb, rb): (
     }
     let u = (cb - ca) * (1.0 / ca.distance(cb).max(1e-6));
     let shifts: Vec<f64> = (-MODEL_SHIFT_STEPS..=MODEL_SHIFT_STEPS).map(|i| shift_px * i as f64 / MODEL_SHIFT_STEPS as f64).collect();
-    // Each wink's picture and cover at every pixel, for each of its outline's moves.
-    let look = |c: PixelPoint, r: f64, profile: &Profile| -> Vec<([f64; 3], f64)> {
+    // Each wink's picture at every pixel, for each of its outline's moves ([`Look`]).
+    let look = |c: PixelPoint, r: f64, profile: &Profile| -> Vec<Look> {
         let mut out = Vec::with_capacity(pixels.len() * shifts.len());
         for (p, _) in &pixels {
             for &t in &shifts {
                 let s = p.distance(c + u * t) - r;
-                out.push((profile.at(s).map(|v| v as f64), cover(s)));
+                let colour = profile.at(s).map(|v| v as f64);
+                out.push(Look { colour, open: 1.0 - cover(s), over: [0, 1, 2].map(|k| colour[k] - bg[k]) });
             }
         }
         out
     };
     let (look_a, look_b) = (look(ca, ra, &pa), look(cb, rb, &pb));
     let n = shifts.len();
-    let residuals = |a_on_top: bool| -> Vec<f64> {
-        let mut out = Vec::with_capacity(n * n);
-        for ia in 0..n {
-            for ib in 0..n {
-                let mut rss = 0.0;
-                for (k, (_, o)) in pixels.iter().enumerate() {
-                    let ((qa, ka), (qb, kb)) = (look_a[k * n + ia], look_b[k * n + ib]);
-                    for c in 0..3 {
-                        let model = if a_on_top { qa[c] + (1.0 - ka) * (qb[c] - bg[c]) } else { qb[c] + (1.0 - kb) * (qa[c] - bg[c]) };
-                        rss += (o[c] - model).powi(2);
-                    }
+    // The residual of every pair of moves (a's, b's), a on top and b on top: pixel by pixel, each
+    // pair's sum grown in the same order as summed pair by pair.
+    let (mut all_a, mut all_b) = (vec![0.0; n * n], vec![0.0; n * n]);
+    for (k, (_, o)) in pixels.iter().enumerate() {
+        let (row_a, row_b) = (&look_a[k * n..(k + 1) * n], &look_b[k * n..(k + 1) * n]);
+        for (ia, a) in row_a.iter().enumerate() {
+            for (ib, b) in row_b.iter().enumerate() {
+                let (mut rss_a, mut rss_b) = (all_a[ia * n + ib], all_b[ia * n + ib]);
+                for (c, v) in o.iter().enumerate() {
+                    rss_a += (v - (a.colour[c] + a.open * b.over[c])).powi(2);
+                    rss_b += (v - (b.colour[c] + b.open * a.over[c])).powi(2);
                 }
-                out.push(rss);
+                (all_a[ia * n + ib], all_b[ia * n + ib]) = (rss_a, rss_b);
             }
         }
-        out
-    };
-    let (all_a, all_b) = (residuals(true), residuals(false));
+    }
     // The moves are weighed by how likely an outline is that far out (a Gaussian prior of sd
     // MODEL_SHIFT_SIGMA_MM) against the pixels' own scatter, read from the best picture's
     // residual: the best picture each way up is then the most probable, not the best within a
@@ -284,6 +282,17 @@ fn overlap_model(view: &LinearView<'_>, (ca, ra): (PixelPoint, f64), (cb, rb): (
         _ => 0.0,
     };
     (rss_a + rss_b > 0.0).then(|| ModelScores { upper: (rss_b - rss_a) / (rss_a + rss_b), apart })
+}
+
+/// One wink's picture at one pixel, for one move of its outline ([`overlap_model`]).
+#[derive(Clone, Copy)]
+struct Look {
+    /// Its colour there (its profile at the pixel's distance from the outline), linear RGB.
+    colour: [f64; 3],
+    /// How much of what lies under it shows through (1 − its blurred edge's cover).
+    open: f64,
+    /// Its colour less the background's: what it adds where it lies under the other.
+    over: [f64; 3],
 }
 
 /// What the two-wink model says of a pair ([`overlap_model`]).
@@ -704,6 +713,25 @@ mod tests {
             assert!(model_confidence(s * 2.0, d) > model_confidence(s, d) && model_confidence(s, d + 0.5) > model_confidence(s, d));
             assert_eq!(model_confidence(-s, d), model_confidence(s, d));
         }
+    }
+
+    proptest::proptest! {
+        /// Each channel's median is that channel's middle value once sorted (the upper middle
+        /// for an even count), whatever the other channels hold.
+        #[test]
+        fn a_median_is_each_channels_middle_value(v in proptest::collection::vec(proptest::array::uniform3(-1.0f32..1.0), 1..60)) {
+            let got = median3(v.clone()).expect("a median of a non-empty list");
+            for c in 0..3 {
+                let mut ch: Vec<f32> = v.iter().map(|p| p[c]).collect();
+                ch.sort_by(f32::total_cmp);
+                proptest::prop_assert_eq!(got[c], ch[ch.len() / 2]);
+            }
+        }
+    }
+
+    #[test]
+    fn an_empty_list_has_no_median() {
+        assert_eq!(median3(Vec::new()), None);
     }
 
     /// Two discs drawn 8× larger, `upper` drawn last, blurred and shrunk to the frame's scale.
