@@ -4,7 +4,6 @@
 use crate::geometry::PixelPoint;
 use opencv::core::{Mat, Vec3b};
 use opencv::prelude::*;
-use opencv::imgproc;
 
 /// The camera's tone curve, undone: 8-bit value v is linear light (v/255)^GAMMA (close to sRGB).
 const GAMMA: f32 = 2.2;
@@ -33,9 +32,7 @@ pub struct LabImage {
 impl LabImage {
     /// Converts an 8-bit BGR frame.
     pub fn new(bgr: &Mat) -> opencv::Result<LabImage> {
-        let mut lab = Mat::default();
-        imgproc::cvt_color(bgr, &mut lab, imgproc::COLOR_BGR2Lab, 0)?;
-        let lab = if lab.is_continuous() { lab } else { lab.try_clone()? };
+        let lab = crate::detect::sample::Lab8::new().image(bgr)?;
         let src = if bgr.is_continuous() { bgr.clone() } else { bgr.try_clone()? };
         let mut lut = [0f32; 256];
         for (v, l) in lut.iter_mut().enumerate() {

@@ -55,8 +55,7 @@ pub fn rough(bgr: &Mat) -> Result<Rough, CalibrateError> {
     imgproc::resize(bgr, &mut small, Size::new(sw, sh), 0.0, 0.0, imgproc::INTER_AREA)?;
     let mut blurred = Mat::default();
     imgproc::gaussian_blur(&small, &mut blurred, Size::new(5, 5), 0.0, 0.0, opencv::core::BORDER_REFLECT_101)?;
-    let mut lab = Mat::default();
-    imgproc::cvt_color(&blurred, &mut lab, imgproc::COLOR_BGR2Lab, 0)?;
+    let lab = crate::detect::sample::Lab8::new().image(&blurred)?;
 
     // The felt's colour: of the commonest colours in the frame's central part (the felt, and the
     // table where the mat does not fill it), the one found nearest the centre on average.

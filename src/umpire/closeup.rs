@@ -90,8 +90,7 @@ pub fn closeup(
         0.0,
         imgproc::INTER_AREA,
     )?;
-    let mut lab = Mat::default();
-    imgproc::cvt_color(&small, &mut lab, imgproc::COLOR_BGR2Lab, 0)?;
+    let lab = crate::detect::sample::Lab8::new().image(&small)?;
     let bytes = lab.data_bytes()?;
     let step = lab.step1(0)? * lab.elem_size1();
     let (lw, lh) = (lab.cols(), lab.rows());
