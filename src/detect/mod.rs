@@ -305,14 +305,7 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
 
     // The region's pixels, reduced when a small wink spans more than enough of them; Lab from
     // tables (`Lab8`), as needed.
-    let small = if scale > 1 {
-        let roi = Mat::roi(bgr, Rect::new(x0, y0, x1 - x0, y1 - y0))?;
-        let mut small = Mat::default();
-        imgproc::resize(&roi, &mut small, Size::new((x1 - x0) / scale, (y1 - y0) / scale), 0.0, 0.0, imgproc::INTER_AREA)?;
-        Some(small)
-    } else {
-        None
-    };
+    let small = if scale > 1 { Some(reduced(bgr, Rect::new(x0, y0, x1 - x0, y1 - y0), scale)?) } else { None };
     let region = match &small {
         Some(m) => Region { data: m.data_bytes()?, step: m.step1(0)? * m.elem_size1(), x0: 0, y0: 0, width: m.cols(), height: m.rows() },
         None => Region { data: bgr.data_bytes()?, step: bgr.step1(0)? * bgr.elem_size1(), x0: x0 as usize, y0: y0 as usize, width: x1 - x0, height: y1 - y0 },
@@ -585,6 +578,19 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
         found[i].id = format!("w{}", n + 1);
     }
     Ok(Detections { found, squops, model: Some(model), px_per_mm: ppm_centre })
+}
+
+/// The pixels of `region` of `bgr`, each `scale` × `scale` block averaged into one label pixel.
+/// The region is cut to a whole number of blocks (at most `scale` − 1 pixels off its right and
+/// bottom), so that every label pixel is the mean of exactly the block the labels take it for: a
+/// ratio a little over `scale` would stretch the reduction, drifting the labels up to a pixel
+/// across the region (and OpenCV's area reduction takes its fast path only for whole ratios).
+fn reduced(bgr: &Mat, region: Rect, scale: i32) -> opencv::Result<Mat> {
+    let (lw, lh) = (region.width / scale, region.height / scale);
+    let roi = Mat::roi(bgr, Rect::new(region.x, region.y, lw * scale, lh * scale))?;
+    let mut small = Mat::default();
+    imgproc::resize(&roi, &mut small, Size::new(lw, lh), 0.0, 0.0, imgproc::INTER_AREA)?;
+    Ok(small)
 }
 
 /// The label image's source: 8-bit BGR pixels (i, j) at `(x0 + i, y0 + j)` of `data`.
@@ -1390,6 +1396,38 @@ pub(crate) use tests::wink as test_wink;
 mod tests {
     use super::*;
     use crate::geometry::MatSpec;
+
+    #[test]
+    fn a_reduced_region_is_each_label_pixel_the_mean_of_its_own_block() {
+        // A frame of vertical stripes two pixels wide, alternating 0 and 200 in every channel,
+        // with a 5-pixel mark at x = 500: a reduction stretched even a little shifts the blocks
+        // over the stripes and the mark.
+        let mut frame = Mat::new_rows_cols_with_default(60, 640, opencv::core::CV_8UC3, Scalar::all(0.0)).expect("frame");
+        for y in 0..60 {
+            for x in 0..640 {
+                let v = if (x / 2) % 2 == 1 || (500..505).contains(&x) { 200 } else { 0 };
+                *frame.at_2d_mut::<opencv::core::Vec3b>(y, x).expect("pixel") = opencv::core::Vec3b::from([v; 3]);
+            }
+        }
+        // Regions of odd and even sizes, from odd and even corners.
+        for (region, scale) in [(Rect::new(3, 5, 601, 51), 2), (Rect::new(10, 2, 598, 40), 2), (Rect::new(1, 1, 629, 58), 3), (Rect::new(0, 0, 640, 60), 4)] {
+            let small = reduced(&frame, region, scale).expect("a reduction");
+            assert_eq!((small.cols(), small.rows()), (region.width / scale, region.height / scale));
+            for j in 0..small.rows() {
+                for i in 0..small.cols() {
+                    let mut sum = 0u32;
+                    for y in 0..scale {
+                        for x in 0..scale {
+                            sum += frame.at_2d::<opencv::core::Vec3b>(region.y + j * scale + y, region.x + i * scale + x).expect("pixel")[0] as u32;
+                        }
+                    }
+                    let mean = sum as f64 / (scale * scale) as f64;
+                    let got = small.at_2d::<opencv::core::Vec3b>(j, i).expect("label pixel")[0] as f64;
+                    assert!((got - mean).abs() <= 0.5, "{region:?} ÷ {scale}: label ({i}, {j}) reads {got}, its block's mean is {mean}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn a_wink_a_few_pixels_across_is_a_hypothesis_though_blur_leaves_four_pixels_of_its_colour() {
