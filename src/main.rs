@@ -261,10 +261,13 @@ fn warn_camera_height(camera: &winkeye::calibrate::pose::CameraPose) {
     }
 }
 
-/// A frame that shows its winks too small: refused when nothing was found in it and a small wink
-/// spans under `detect::MIN_SMALL_WINK_PX` (the rules would count every wink potted), else a
-/// warning under `detect::FEW_SMALL_WINK_PX`.
-fn check_coarse(analysis: &winkeye::analyze::Analysis, ruleset: Ruleset) -> Result<()> {
+/// A frame that cannot show its winks: refused when nothing was found in it and it has no colour
+/// (winks are told apart by colour) or a small wink spans under `detect::MIN_SMALL_WINK_PX` (the
+/// rules would count every wink potted), else a warning under `detect::FEW_SMALL_WINK_PX`.
+fn check_coarse(frame: &opencv::core::Mat, analysis: &winkeye::analyze::Analysis, ruleset: Ruleset) -> Result<()> {
+    if analysis.detections.found.is_empty() && winkeye::capture::is_monochrome(frame) {
+        anyhow::bail!("no winks found, and the frame has no colour (a greyscale picture?): winks are told apart by their colours; use a colour camera or photo");
+    }
     let spec = ruleset.spec();
     let small_px = analysis.detections.px_per_mm * spec.winks.small_mm;
     if (small_px.is_nan() || small_px < winkeye::detect::MIN_SMALL_WINK_PX) && analysis.detections.found.is_empty() {
@@ -517,7 +520,7 @@ fn cmd_umpire(args: &UmpireArgs) -> Result<()> {
         if let Some(c) = analysis.calibration.camera.as_ref() {
             warn_camera_height(c);
         }
-        check_coarse(&analysis, args.ruleset).with_context(|| args.image.display().to_string())?;
+        check_coarse(&frame, &analysis, args.ruleset).with_context(|| args.image.display().to_string())?;
         let pairs = umpire::overhead(&analysis, args.near);
         let outlines = analysis.detections.found.iter().filter_map(|f| umpire::overhead_outline(&analysis, &f.id).map(|o| (f.id.clone(), o))).collect();
         (pairs, Scale { method: "mat".into(), mm_per_px: (1e4 / analysis.detections.px_per_mm.max(1e-9)).round() / 1e4, wink_sizes: None }, outlines)
@@ -558,7 +561,7 @@ fn cmd_analyze(args: &AnalyzeArgs) -> Result<()> {
     if let Some(c) = analysis.calibration.camera.as_ref() {
         warn_camera_height(c);
     }
-    check_coarse(&analysis, args.ruleset).with_context(|| args.image.display().to_string())?;
+    check_coarse(&frame, &analysis, args.ruleset).with_context(|| args.image.display().to_string())?;
     print_summary(&args.image, &analysis.position);
     if let Some(dest) = &args.json {
         write_document(dest, &analysis.position)?;

@@ -272,6 +272,24 @@ fn a_measured_camera_height_goes_into_the_calibration_file() -> TestResult {
 }
 
 #[test]
+fn a_greyscale_photo_of_the_mat_is_refused_not_read_as_every_wink_potted() -> TestResult {
+    // The mat is found in grey, but no wink can be told by colour: without the check the rules
+    // counted all 24 potted and the game over.
+    let dir = tempfile::tempdir()?;
+    let grey = dir.path().join("grey.png");
+    image::open(still_sample("midgame-00003.jpg"))?.to_luma8().save(&grey)?;
+    let out = dir.path().join("keep.json");
+    std::fs::write(&out, "keep me")?;
+    for cmd in ["analyze", "umpire"] {
+        let (code, _, err) = stderr_of(winkeye().arg(cmd).arg(&grey).arg("--json").arg(&out));
+        assert_eq!(code, 1, "{cmd}: {err}");
+        assert!(err.contains("no colour") && err.trim_end().lines().count() == 1, "{cmd}: {err}");
+        assert_eq!(std::fs::read_to_string(&out)?, "keep me");
+    }
+    Ok(())
+}
+
+#[test]
 fn calibrate_bad_input() -> TestResult {
     let dir = tempfile::tempdir()?;
     // Usage: malformed corners.

@@ -9,4 +9,4 @@ pub use source::{
     list_cameras, open_recorded, prefetch, CameraListing, CameraOptions, CameraSource, Frame, FrameSource, ImageSequence, Prefetch, SourceError,
     SourceEvent, VideoFile,
 };
-pub use still::{load_image, CaptureError};
+pub use still::{is_monochrome, load_image, CaptureError};

@@ -79,9 +79,58 @@ pub fn load_image(path: &Path) -> Result<Mat, CaptureError> {
     Ok(img)
 }
 
+/// Whether an 8-bit BGR frame holds no colour at all: a greyscale picture (or a monochrome
+/// camera's), decoded with its three channels equal. Every fourth pixel of every fourth row is
+/// looked at; the frame is colourless when all but one in ten thousand of them have their
+/// channels within [`MONOCHROME_SPREAD`] levels of each other. (A colour camera's noise alone
+/// parts the channels by more than that over much of a grey felt, and a wink's colour parts them
+/// by tens of levels.)
+pub fn is_monochrome(bgr: &Mat) -> bool {
+    if bgr.typ() != opencv::core::CV_8UC3 || bgr.empty() {
+        return false;
+    }
+    let (w, h) = (bgr.cols(), bgr.rows());
+    let (mut looked, mut coloured) = (0usize, 0usize);
+    for y in (0..h).step_by(4) {
+        for x in (0..w).step_by(4) {
+            let Ok(p) = bgr.at_2d::<opencv::core::Vec3b>(y, x) else { return false };
+            let (lo, hi) = (p[0].min(p[1]).min(p[2]), p[0].max(p[1]).max(p[2]));
+            looked += 1;
+            coloured += usize::from(hi - lo > MONOCHROME_SPREAD);
+        }
+    }
+    coloured * 10_000 <= looked
+}
+
+/// See [`is_monochrome`]: JPEG's rounding of a grey picture parts its channels by a level or two.
+const MONOCHROME_SPREAD: u8 = 3;
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_greyscale_picture_is_told_from_a_grey_scene_in_colour() -> Result<(), Box<dyn std::error::Error>> {
+        let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/stills/midgame-00003.jpg");
+        let colour = load_image(&sample)?;
+        assert!(!is_monochrome(&colour));
+        // The same frame turned grey and back: three equal channels.
+        let (mut grey, mut back) = (Mat::default(), Mat::default());
+        opencv::imgproc::cvt_color(&colour, &mut grey, opencv::imgproc::COLOR_BGR2GRAY, 0)?;
+        opencv::imgproc::cvt_color(&grey, &mut back, opencv::imgproc::COLOR_GRAY2BGR, 0)?;
+        assert!(is_monochrome(&back));
+        // ... and saved as a colour JPEG, which parts the channels by a level or so.
+        let mut jpeg = opencv::core::Vector::<u8>::new();
+        opencv::imgcodecs::imencode(".jpg", &back, &mut jpeg, &opencv::core::Vector::new())?;
+        let decoded = opencv::imgcodecs::imdecode(&jpeg, opencv::imgcodecs::IMREAD_COLOR)?;
+        assert!(is_monochrome(&decoded));
+        // A grey scene with a little colour in it (a 20 × 20 px wink in a 640 × 480 frame, under
+        // a tenth of a per cent of it) is not colourless.
+        let mut scene = Mat::new_rows_cols_with_default(480, 640, opencv::core::CV_8UC3, opencv::core::Scalar::all(120.0))?;
+        opencv::imgproc::circle(&mut scene, opencv::core::Point::new(300, 200), 10, opencv::core::Scalar::new(40.0, 160.0, 60.0, 0.0), -1, opencv::imgproc::LINE_8, 0)?;
+        assert!(!is_monochrome(&scene));
+        Ok(())
+    }
 
     #[test]
     fn bad_files_name_their_problem() -> Result<(), Box<dyn std::error::Error>> {
