@@ -56,6 +56,10 @@ pub enum AnalyzeError {
     /// Detection failed.
     #[error(transparent)]
     Detect(#[from] detect::DetectError),
+    /// No wink was found and the frame has no colour to find one by (a greyscale picture, or a
+    /// monochrome camera's frame): the rules would count every wink potted.
+    #[error("no winks found, and the frame has no colour (a greyscale picture?): winks are told apart by their colours; use a colour camera or photo")]
+    NoColour,
     /// The position broke the document's rules (a bug: detections are checked before).
     #[error("the detected position is inconsistent: {0}")]
     Position(#[from] crate::report::PositionError),
@@ -80,6 +84,9 @@ pub fn analyze_frame(bgr: &Mat, opts: &AnalyzeOptions) -> Result<Analysis, Analy
             calibration = calibration.half_turned(Orientation::UnplayedWinks);
             detections = detect::detect(bgr, &calibration, opts.ruleset)?;
         }
+    }
+    if detections.found.is_empty() && crate::capture::is_monochrome(bgr) {
+        return Err(AnalyzeError::NoColour);
     }
     let mut source = opts.source.clone();
     source.width = Some(bgr.cols() as u32);

@@ -261,13 +261,11 @@ fn warn_camera_height(camera: &winkeye::calibrate::pose::CameraPose) {
     }
 }
 
-/// A frame that cannot show its winks: refused when nothing was found in it and it has no colour
-/// (winks are told apart by colour) or a small wink spans under `detect::MIN_SMALL_WINK_PX` (the
-/// rules would count every wink potted), else a warning under `detect::FEW_SMALL_WINK_PX`.
-fn check_coarse(frame: &opencv::core::Mat, analysis: &winkeye::analyze::Analysis, ruleset: Ruleset) -> Result<()> {
-    if analysis.detections.found.is_empty() && winkeye::capture::is_monochrome(frame) {
-        anyhow::bail!("no winks found, and the frame has no colour (a greyscale picture?): winks are told apart by their colours; use a colour camera or photo");
-    }
+/// A frame that shows its winks too small: refused when nothing was found in it and a small wink
+/// spans under `detect::MIN_SMALL_WINK_PX` (the rules would count every wink potted), else a
+/// warning under `detect::FEW_SMALL_WINK_PX`. (A frame with no colour is refused by the analysis
+/// itself: `AnalyzeError::NoColour`.)
+fn check_coarse(analysis: &winkeye::analyze::Analysis, ruleset: Ruleset) -> Result<()> {
     let spec = ruleset.spec();
     let small_px = analysis.detections.px_per_mm * spec.winks.small_mm;
     if (small_px.is_nan() || small_px < winkeye::detect::MIN_SMALL_WINK_PX) && analysis.detections.found.is_empty() {
@@ -520,7 +518,7 @@ fn cmd_umpire(args: &UmpireArgs) -> Result<()> {
         if let Some(c) = analysis.calibration.camera.as_ref() {
             warn_camera_height(c);
         }
-        check_coarse(&frame, &analysis, args.ruleset).with_context(|| args.image.display().to_string())?;
+        check_coarse(&analysis, args.ruleset).with_context(|| args.image.display().to_string())?;
         let pairs = umpire::overhead(&analysis, args.near);
         let outlines = analysis.detections.found.iter().filter_map(|f| umpire::overhead_outline(&analysis, &f.id).map(|o| (f.id.clone(), o))).collect();
         (pairs, Scale { method: "mat".into(), mm_per_px: (1e4 / analysis.detections.px_per_mm.max(1e-9)).round() / 1e4, wink_sizes: None }, outlines)
@@ -561,7 +559,7 @@ fn cmd_analyze(args: &AnalyzeArgs) -> Result<()> {
     if let Some(c) = analysis.calibration.camera.as_ref() {
         warn_camera_height(c);
     }
-    check_coarse(&frame, &analysis, args.ruleset).with_context(|| args.image.display().to_string())?;
+    check_coarse(&analysis, args.ruleset).with_context(|| args.image.display().to_string())?;
     print_summary(&args.image, &analysis.position);
     if let Some(dest) = &args.json {
         write_document(dest, &analysis.position)?;
@@ -947,7 +945,13 @@ impl<A: winkeye::track::Analyser> winkeye::track::run::Hooks<A> for ReplayOutput
         Ok(())
     }
     fn warning(&mut self, message: String) {
-        self.bar.println(format!("{}: {message}", self.video.display()));
+        let line = format!("{}: {message}", self.video.display());
+        // A hidden bar (standard error not a terminal) prints nothing, its lines included.
+        if self.bar.is_hidden() {
+            eprintln!("{line}");
+        } else {
+            self.bar.println(line);
+        }
     }
     fn interrupted(&self) -> bool {
         self.interrupted.load(std::sync::atomic::Ordering::SeqCst)
@@ -1003,9 +1007,13 @@ fn cmd_replay(args: &ReplayArgs) -> Result<()> {
     if let Some(p) = &args.annotated {
         eprintln!("wrote {}", p.display());
     }
-    // Footage in which the mat was never found is a failure (the events written say so too).
+    // Footage in which the mat was never found is a failure (the events written say so too), and
+    // so is footage none of whose still frames could be analysed (the warnings above say why).
     if stats.settled == 0 && stats.calibration_failed > 0 && summary.ending != Ending::Interrupted {
         anyhow::bail!("{}: no mat found in any still frame ({} tried; the whole mat must be in view, or give --calibration)", args.video.display(), stats.calibration_failed);
+    }
+    if stats.settled == 0 && stats.analysis_failed > 0 && summary.ending != Ending::Interrupted {
+        anyhow::bail!("{}: no still frame could be analysed ({} tried; see above)", args.video.display(), stats.analysis_failed);
     }
     Ok(())
 }

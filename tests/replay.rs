@@ -337,6 +337,31 @@ fn footage_without_a_mat_fails_in_one_line_after_writing_its_events() -> TestRes
 }
 
 #[test]
+fn greyscale_footage_is_not_read_as_every_wink_potted() -> TestResult {
+    // Two seconds of the midgame sample in grey (a webcam in its monochrome night mode): the mat
+    // is found, but no wink can be told by colour. No settled position (each would have counted
+    // all 24 winks potted and the game over); the warning says why, shown though standard error
+    // is not a terminal, and the run fails in one line after writing its events.
+    let dir = tempfile::tempdir()?;
+    let frames = dir.path().join("frames");
+    std::fs::create_dir(&frames)?;
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/stills/midgame-00003.jpg");
+    let grey = image::open(sample)?.resize_exact(960, 540, image::imageops::FilterType::Triangle).to_luma8();
+    for i in 0..60 {
+        grey.save(frames.join(format!("img-{i:04}.jpg")))?;
+    }
+    let out = dir.path().join("e.jsonl");
+    let (code, _, err) = run(winkeye().arg("replay").arg(&frames).arg("--events").arg(&out));
+    assert_eq!(code, 1, "{err}");
+    assert!(err.lines().any(|l| l.contains("analysis failed") && l.contains("no colour")), "{err}");
+    assert_eq!(err.lines().filter(|l| l.contains("no still frame could be analysed")).count(), 1, "{err}");
+    let evs = events(&out)?;
+    assert!(!kinds(&evs).contains(&"settled"), "{evs:?}");
+    assert_eq!(kinds(&evs).last(), Some(&"end"), "{evs:?}");
+    Ok(())
+}
+
+#[test]
 fn a_saved_calibration_that_does_not_fit_the_footage_is_replaced() -> TestResult {
     // A calibration made from another scene's frame: its mat lies elsewhere in the picture.
     let dir = tempfile::tempdir()?;
