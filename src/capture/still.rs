@@ -89,11 +89,21 @@ pub fn is_monochrome(bgr: &Mat) -> bool {
     if bgr.typ() != opencv::core::CV_8UC3 || bgr.empty() {
         return false;
     }
-    let (w, h) = (bgr.cols(), bgr.rows());
+    // Read as bytes, not through a checked accessor per pixel (a window into a larger image,
+    // whose rows have gaps, copied first).
+    let copied;
+    let data = if bgr.is_continuous() {
+        bgr.data_bytes()
+    } else {
+        let Ok(c) = bgr.try_clone() else { return false };
+        copied = c;
+        copied.data_bytes()
+    };
+    let Ok(data) = data else { return false };
+    let row = bgr.cols() as usize * 3;
     let (mut looked, mut coloured) = (0usize, 0usize);
-    for y in (0..h).step_by(4) {
-        for x in (0..w).step_by(4) {
-            let Ok(p) = bgr.at_2d::<opencv::core::Vec3b>(y, x) else { return false };
+    for line in data.chunks_exact(row).step_by(4) {
+        for p in line.chunks_exact(3).step_by(4) {
             let (lo, hi) = (p[0].min(p[1]).min(p[2]), p[0].max(p[1]).max(p[2]));
             looked += 1;
             coloured += usize::from(hi - lo > MONOCHROME_SPREAD);
