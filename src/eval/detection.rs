@@ -65,7 +65,8 @@ pub struct FrameResult {
     pub false_squops_gap: usize,
     /// Detected squops that are not true squops (any margin).
     pub false_squops: usize,
-    /// Every wink, state and squop right.
+    /// Every wink, state and squop right, and every colour's count in the pot (from those at
+    /// least half visible to all there).
     pub fully_right: bool,
     /// What was wrong, for a person.
     pub problems: Vec<String>,
@@ -198,6 +199,7 @@ pub fn score(truth: &Position, got: &Position, r: &mut FrameResult) {
         }
     }
     // Winks in the pot, by count per colour.
+    let mut pot_ok = true;
     for c in Colour::ALL {
         let t_vis = truth.winks.iter().filter(|w| w.colour == c && w.state == WinkState::Potted && visible(w) >= MUST_FIND_VISIBLE).count();
         let t_all = truth.winks.iter().filter(|w| w.colour == c && w.state == WinkState::Potted).count();
@@ -206,6 +208,7 @@ pub fn score(truth: &Position, got: &Position, r: &mut FrameResult) {
         r.potted_found += g.min(t_vis);
         r.potted_false += g.saturating_sub(t_all);
         r.potted_detected += g;
+        pot_ok &= (t_vis..=t_all).contains(&g);
         if g > t_all {
             r.problems.push(format!("{} {c} winks seen in the pot, {t_all} there", g));
         } else if g < t_vis {
@@ -253,7 +256,7 @@ pub fn score(truth: &Position, got: &Position, r: &mut FrameResult) {
         let evidence = s.extra.get("evidence").and_then(|e| e.as_str()).unwrap_or("?");
         r.problems.push(format!("false squop {} over {} (true margin {m:.2} mm; read {:.2} mm on {evidence}, confidence {:.2})", u.id, l.id, s.margin_mm.unwrap_or(0.0), s.confidence.unwrap_or(0.0)));
     }
-    r.fully_right = r.found == r.must_find && r.false_finds == 0 && r.matched == r.colour_right && r.matched == r.size_right && r.matched == r.state_right && squops_ok;
+    r.fully_right = r.found == r.must_find && r.false_finds == 0 && r.matched == r.colour_right && r.matched == r.size_right && r.matched == r.state_right && pot_ok && squops_ok;
 }
 
 fn pct(a: usize, b: usize) -> String {
