@@ -590,9 +590,9 @@ const POT_SEEN_CONFIDENCE: f64 = 0.6;
 /// ... and one taken to lie beneath another there ([`wink_beneath`]).
 const POT_BENEATH_CONFIDENCE: f64 = 0.5;
 
-/// A second wink in the pot under the one seen in a region (label pixels: centre and radius),
-/// when the region is wider than one wink could make it and the colour, with `found` of its
-/// winks found so far, has winks not yet found.
+/// One more wink in the pot, under those seen in a region (label pixels: centre and radius),
+/// when the region is wider than they could make it and the colour, with `found` of its winks
+/// found so far, has winks not yet found.
 ///
 /// A wink in the pot lying mostly under another of its colour shows as a crescent that joins the
 /// upper's region, whose distance transform then has one maximum. The region's smallest enclosing
@@ -604,21 +604,29 @@ const POT_BENEATH_CONFIDENCE: f64 = 0.5;
 /// on the mat. Over the renderer's 573 frames of five sets (555 colours' regions in the pot with
 /// one maximum) this found all 31 winks at least half visible that those regions had missed, and
 /// took a region for two where there was one once (the same scene in two sets: the colour's
-/// missing wink lay wholly under another on the mat). The second wink is put at the region's far
-/// side from the first, a small wink's radius in.
+/// missing wink lay wholly under another on the mat). Where the region has two or more maxima,
+/// it is wider than they make it when a point of it lies a large wink's radius from every one
+/// (the enclosing circle says nothing there): over those sets that found 4 of the 5 winks such
+/// regions had missed, and took a region for one more wink than was there once, in 121 regions
+/// so read. The new wink is put at the region's point farthest from those seen, a small wink's
+/// radius in towards the nearest.
 fn wink_beneath(contour: &Vector<Point>, hyps: &[(f64, f64, f64)], (r_small, r_large): (f64, f64), found: usize) -> opencv::Result<Option<(f64, f64, f64)>> {
-    let [(hx, hy, _)] = hyps else { return Ok(None) };
-    if found + hyps.len() >= WinkSize::Large.per_colour() + WinkSize::Small.per_colour() {
+    if hyps.is_empty() || found + hyps.len() >= WinkSize::Large.per_colour() + WinkSize::Small.per_colour() {
         return Ok(None);
     }
-    let (mut centre, mut radius) = (opencv::core::Point2f::default(), 0f32);
-    imgproc::min_enclosing_circle(contour, &mut centre, &mut radius)?;
-    if (radius as f64) < r_large {
+    // The region's point farthest from the winks seen in it: its distance and the nearest of them.
+    let nearest = |p: &Point| hyps.iter().map(|&(hx, hy, _)| ((p.x as f64 - hx).hypot(p.y as f64 - hy), (hx, hy))).min_by(|a, b| a.0.total_cmp(&b.0));
+    let Some((far, (d, (hx, hy)))) = contour.iter().filter_map(|p| Some((p, nearest(&p)?))).max_by(|a, b| a.1 .0.total_cmp(&b.1 .0)) else { return Ok(None) };
+    let wide = if hyps.len() == 1 {
+        let (mut centre, mut radius) = (opencv::core::Point2f::default(), 0f32);
+        imgproc::min_enclosing_circle(contour, &mut centre, &mut radius)?;
+        radius as f64
+    } else {
+        d
+    };
+    if wide < r_large {
         return Ok(None);
     }
-    let from = |p: &Point| (p.x as f64 - hx).hypot(p.y as f64 - hy);
-    let Some(far) = contour.iter().max_by(|a, b| from(a).total_cmp(&from(b))) else { return Ok(None) };
-    let d = from(&far);
     let back = r_small.min(d) / d.max(1e-9);
     Ok(Some((far.x as f64 + (hx - far.x as f64) * back, far.y as f64 + (hy - far.y as f64) * back, r_small)))
 }
@@ -1511,6 +1519,16 @@ mod tests {
         assert!((y - 30.0).abs() < 2.0 && r == r_small, "{under:?}");
         // ... but not when the other five of the colour are found elsewhere.
         assert_eq!(read(&two, 5).1, None);
+        // Two large winks side by side, each its own maximum, and a small one beneath both that
+        // shows 2 px below them: a third while the colour has one unfound.
+        let three = region(&[(22.0, 28.0, r_large - 1.0), (38.0, 28.0, r_large - 1.0), (30.0, 32.0, r_small)]);
+        let (hyps, under) = read(&three, 3);
+        assert_eq!(hyps.len(), 2, "{hyps:?}");
+        let (x, y, _) = under.expect("a third wink");
+        assert!((22.0..=38.0).contains(&x) && y > 30.0, "below the two: {under:?}");
+        assert_eq!(read(&three, 4).1, None, "the colour's other four found");
+        let (hyps, under) = read(&region(&[(22.0, 28.0, r_large - 1.0), (38.0, 28.0, r_large - 1.0)]), 0);
+        assert_eq!((hyps.len(), under), (2, None), "two side by side are two");
         // One wink, large or small, is one, unfound winks or not.
         for r in [r_small, r_large - 0.5] {
             let (hyps, under) = read(&region(&[(30.0, 30.0, r)]), 0);
