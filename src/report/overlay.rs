@@ -142,10 +142,26 @@ pub fn position_overlay(bgr: &Mat, analysis: &Analysis) -> Result<RgbImage, Cali
             WinkState::Off => "OFF",
             WinkState::Potted => "P",
         };
+        if f.state == WinkState::Potted {
+            // Labelled together below: winks in the pot lie within a few pixels of each other.
+            continue;
+        }
         let label = if mark.is_empty() { f.id.clone() } else { format!("{} {mark}", f.id) };
         let at = ((c.0 + f.radius_px as f32 + 3.0 * scale) as i32, (c.1 - 6.0 * scale) as i32);
         draw::text(&mut img, at.0 + 1, at.1 + 1, 12.0 * scale, dark, &label);
         draw::text(&mut img, at.0, at.1, 12.0 * scale, white, &label);
+    }
+    // The winks in the pot: one label beside them, their ids in a column.
+    let potted: Vec<&crate::detect::Found> = analysis.detections.found.iter().filter(|f| f.state == WinkState::Potted).collect();
+    if let Some(right) = potted.iter().map(|f| (f.centre_px.x + f.radius_px) as f32).reduce(f32::max) {
+        let top = potted.iter().map(|f| (f.centre_px.y - f.radius_px) as f32).fold(f32::INFINITY, f32::min);
+        let at = (right + 4.0 * scale, top - 6.0 * scale);
+        let rows = std::iter::once("in the pot:".to_string()).chain(potted.iter().map(|f| format!("{} {} {}", f.id, f.colour, f.size.name())));
+        for (k, row) in rows.enumerate() {
+            let y = (at.1 + k as f32 * 11.0 * scale) as i32;
+            draw::text(&mut img, at.0 as i32 + 1, y + 1, 10.0 * scale, dark, &row);
+            draw::text(&mut img, at.0 as i32, y, 10.0 * scale, white, &row);
+        }
     }
     for s in &pos.squops {
         let (Some(u), Some(l)) = (by_id(&s.upper), by_id(&s.lower)) else { continue };
