@@ -766,12 +766,77 @@ struct Masks {
     width: i32,
     bufs: Vec<Vec<u8>>,
     bbox: [Option<Rect>; 4],
+    /// Where the buffers may hold anything but zeros, when they came from [`MASK_POOL`] and go
+    /// back to it: `None` for buffers of their own.
+    written: Option<Vec<Rect>>,
+    /// How many of `written` are the labelling's tiles.
+    tiles: usize,
 }
 
 impl Masks {
     fn set(&mut self, k: usize, i: i32, j: i32) {
         self.bufs[k][(j * self.width + i) as usize] = 255;
         grow(&mut self.bbox[k], Rect::new(i, j, 1, 1));
+        if let Some(written) = self.written.as_mut() {
+            // The labelling's tiles first, then one box round every pixel set here.
+            if written.len() == self.tiles {
+                written.push(Rect::new(i, j, 1, 1));
+            } else if let Some(last) = written.last_mut() {
+                *last |= Rect::new(i, j, 1, 1);
+            }
+        }
+    }
+}
+
+/// Zeroed label buffers, kept between frames. Four masks of a 1080p frame's mat are 5–7 MB; zeroed
+/// afresh each frame, that was the labelling's largest single cost and flushed the caches the
+/// rest of the detection works in. A labelling writes only in the tiles it labels (a few per
+/// cent of them), so a buffer going back is zeroed there alone.
+static MASK_POOL: std::sync::Mutex<Vec<Vec<u8>>> = std::sync::Mutex::new(Vec::new());
+/// Most buffers [`MASK_POOL`] keeps: four masks for each of two frames labelled at once.
+const MASK_POOL_BUFFERS: usize = 8;
+
+/// Four zeroed buffers of `len` bytes: from [`MASK_POOL`] where it has them, else new.
+fn zeroed_buffers(len: usize) -> Vec<Vec<u8>> {
+    let mut pool = MASK_POOL.lock().unwrap_or_else(|e| e.into_inner());
+    (0..4)
+        .map(|_| match pool.iter().position(|b| b.len() == len) {
+            Some(at) => pool.swap_remove(at),
+            None => vec![0u8; len],
+        })
+        .collect()
+}
+
+impl Masks {
+    /// The buffers from [`MASK_POOL`], zeroed where they were written, taken out; `None` for
+    /// buffers of their own.
+    fn take_zeroed(&mut self) -> Option<Vec<Vec<u8>>> {
+        let written = self.written.take()?;
+        let w = self.width.max(0) as usize;
+        let mut bufs = std::mem::take(&mut self.bufs);
+        for buf in bufs.iter_mut() {
+            for r in &written {
+                for j in r.y..r.y + r.height {
+                    let row = j as usize * w;
+                    buf[row + r.x as usize..row + (r.x + r.width) as usize].fill(0);
+                }
+            }
+        }
+        Some(bufs)
+    }
+}
+
+impl Drop for Masks {
+    /// Pooled buffers go back zeroed.
+    fn drop(&mut self) {
+        let Some(bufs) = self.take_zeroed() else { return };
+        let mut pool = MASK_POOL.lock().unwrap_or_else(|e| e.into_inner());
+        for buf in bufs {
+            if pool.len() >= MASK_POOL_BUFFERS {
+                pool.remove(0);
+            }
+            pool.push(buf);
+        }
     }
 }
 
@@ -804,7 +869,7 @@ fn label_sample_step(small_px: f64) -> usize {
 fn label_masks(region: &Region<'_>, lut: &ClassLut<'_>, skip: Option<Rect>, step: usize) -> (Masks, Option<Masks>) {
     let (w, h) = (region.width as usize, region.height as usize);
     if w == 0 || h == 0 {
-        return (Masks { width: region.width, bufs: vec![Vec::new(); 4], bbox: [None; 4] }, None);
+        return (Masks { width: region.width, bufs: vec![Vec::new(); 4], bbox: [None; 4], written: None, tiles: 0 }, None);
     }
     let t = LABEL_TILE_PX;
     let (tw, th) = (w.div_ceil(t), h.div_ceil(t));
@@ -827,8 +892,20 @@ fn label_masks(region: &Region<'_>, lut: &ClassLut<'_>, skip: Option<Rect>, step
     let wanted: Vec<Vec<usize>> = (0..th)
         .map(|ty| (0..tw).filter(|&tx| (ty.saturating_sub(1)..=(ty + 1).min(th - 1)).any(|y| (tx.saturating_sub(1)..=(tx + 1).min(tw - 1)).any(|x| sampled[y][x]))).collect())
         .collect();
-    // Each zeroed by the allocator (not cloned): pages stay untouched until a wink pixel is met.
-    let mut bufs: Vec<Vec<u8>> = (0..4).map(|_| vec![0u8; w * h]).collect();
+    let mut bufs = zeroed_buffers(w * h);
+    // What the labelling below writes: the wanted tiles, as runs along each row of tiles.
+    let mut written = Vec::new();
+    for (ty, row) in wanted.iter().enumerate() {
+        let mut runs = row.iter().copied().peekable();
+        while let Some(first) = runs.next() {
+            let mut last = first;
+            while let Some(next) = runs.next_if_eq(&(last + 1)) {
+                last = next;
+            }
+            let (x0, y0) = (first * t, ty * t);
+            written.push(Rect::new(x0 as i32, y0 as i32, (((last + 1) * t).min(w) - x0) as i32, (((ty + 1) * t).min(h) - y0) as i32));
+        }
+    }
     // Bands of whole tile rows.
     let rows = h.div_ceil(4 * rayon::current_num_threads().max(1)).max(1).div_ceil(t) * t;
     let mut bands: Vec<Vec<&mut [u8]>> = (0..h.div_ceil(rows)).map(|_| Vec::with_capacity(4)).collect();
@@ -877,11 +954,11 @@ fn label_masks(region: &Region<'_>, lut: &ClassLut<'_>, skip: Option<Rect>, step
             }
         }
     }
-    let masks = Masks { width: region.width, bufs, bbox };
+    let masks = Masks { width: region.width, bufs, bbox, tiles: written.len(), written: Some(written) };
     // The faint model's masks, for the colours it adds pixels to: those pixels and the model's.
     let mut faint: Option<Masks> = None;
     for &(k, at) in labelled.iter().flat_map(|(_, f)| f) {
-        let faint = faint.get_or_insert_with(|| Masks { width: region.width, bufs: vec![Vec::new(); 4], bbox: [None; 4] });
+        let faint = faint.get_or_insert_with(|| Masks { width: region.width, bufs: vec![Vec::new(); 4], bbox: [None; 4], written: None, tiles: 0 });
         if faint.bufs[k].is_empty() {
             faint.bufs[k] = masks.bufs[k].clone();
             faint.bbox[k] = masks.bbox[k];
@@ -1583,8 +1660,7 @@ mod tests {
     fn the_shared_class_table_answers_as_the_model_does_from_every_band() {
         // Green felt; 16³ colours, each looked up from four threads at once (hits, misses and
         // slots two colours contend for), against the model asked directly.
-        let model = ColourModel::new(Lab { l: 46.0, a: -27.1, b: 19.6 }, None);
-        let lab8 = sample::Lab8::new();
+        let (model, lab8) = (green_felt_model(), sample::Lab8::new());
         let lut = ClassLut::new(&model, None, &lab8);
         let colours: Vec<[u8; 3]> = (0..16u8).flat_map(|b| (0..16u8).flat_map(move |g| (0..16u8).map(move |r| [b * 17, g * 17, r * 17]))).collect();
         let wrong: Vec<[u8; 3]> = (0..4)
@@ -1599,17 +1675,59 @@ mod tests {
         assert!(wrong.is_empty(), "{} lookups disagree, e.g. {:?}", wrong.len(), wrong.first());
     }
 
+    /// A colour model learned on green felt ([`GREEN_FELT`]).
+    fn green_felt_model() -> ColourModel {
+        ColourModel::new(Lab { l: 46.0, a: -27.1, b: 19.6 }, None)
+    }
+
+    /// Green felt, 8-bit BGR.
+    const GREEN_FELT: [u8; 3] = [60, 110, 60];
+
+    /// The colours on a grid of 16 levels a channel that `lut` gives a wink's colour.
+    fn wink_coloured(lut: &ClassLut<'_>) -> Vec<[u8; 3]> {
+        (0..16u8).flat_map(|b| (0..16u8).flat_map(move |g| (0..16u8).map(move |r| [b * 17, g * 17, r * 17]))).filter(|&c| lut.class(c).is_some()).collect()
+    }
+
+    #[test]
+    fn label_buffers_are_zeroed_wherever_the_labelling_or_the_pot_wrote_before_they_are_reused() {
+        // Colour over the left half and the right edge of a frame whose size is no whole number
+        // of tiles (the last tiles cut short), and pixels set by hand as the pot's surroundings
+        // are, some in felt no tile of the labelling reached.
+        let (model, lab8) = (green_felt_model(), sample::Lab8::new());
+        let lut = ClassLut::new(&model, None, &lab8);
+        let (felt, colours) = (GREEN_FELT, wink_coloured(&lut));
+        let (w, h) = (101usize, 67usize);
+        let mut img = vec![0u8; w * h * 3];
+        for y in 0..h {
+            for x in 0..w {
+                let c = if (x < 60 || x >= 93) && (x / 9 + y / 7) % 3 == 0 { colours[(x * 7 + y) % colours.len()] } else { felt };
+                img[(y * w + x) * 3..(y * w + x) * 3 + 3].copy_from_slice(&c);
+            }
+        }
+        let region = Region { data: &img, step: w * 3, x0: 0, y0: 0, width: w as i32, height: h as i32 };
+        for step in [2, 4] {
+            let (mut masks, _) = label_masks(&region, &lut, None, step);
+            assert!(masks.bufs.iter().any(|b| b.iter().filter(|&&v| v != 0).count() > 500), "much labelled, step {step}");
+            for (k, i, j) in [(0, 47, 33), (1, 74, 40), (2, 76, 45), (3, 100, 66)] {
+                masks.set(k, i, j);
+            }
+            let bufs = masks.take_zeroed().expect("buffers from the pool");
+            assert_eq!(bufs.len(), 4);
+            for b in &bufs {
+                assert!(b.len() == w * h && b.iter().all(|&v| v == 0), "step {step}");
+            }
+        }
+    }
+
     #[test]
     fn labelling_tiles_with_sampled_colour_finds_every_patch_as_wide_as_the_sampling_step() {
         // Green felt with a disc, a block as wide as the step at odd rows and columns far from
         // it, a thread a pixel wide leaving the disc, and one stray pixel far from everything;
         // each labelled pixel by pixel for reference. Sampled every second and every fourth
         // pixel.
-        let model = ColourModel::new(Lab { l: 46.0, a: -27.1, b: 19.6 }, None);
-        let lab8 = sample::Lab8::new();
+        let (model, lab8) = (green_felt_model(), sample::Lab8::new());
         let lut = ClassLut::new(&model, None, &lab8);
-        let felt = [60u8, 110, 60];
-        let coloured: Vec<[u8; 3]> = (0..16u8).flat_map(|b| (0..16u8).flat_map(move |g| (0..16u8).map(move |r| [b * 17, g * 17, r * 17]))).filter(|&c| lut.class(c).is_some()).collect();
+        let (felt, coloured) = (GREEN_FELT, wink_coloured(&lut));
         assert!(lut.class(felt).is_none() && coloured.len() > 2);
         let (w, h) = (96usize, 64usize);
         for step in [2, 4] {
