@@ -10,3 +10,4 @@ pub use source::{
     SourceEvent, VideoFile,
 };
 pub use still::{is_monochrome, load_image, CaptureError};
+pub(crate) use still::contiguous_bytes;

@@ -79,6 +79,15 @@ pub fn load_image(path: &Path) -> Result<Mat, CaptureError> {
     Ok(img)
 }
 
+/// An image's pixel bytes, row after row: read in place, or from a copy made into `copy` when its
+/// rows have gaps (a window into a larger image).
+pub(crate) fn contiguous_bytes<'a, M: MatTraitConst>(m: &'a M, copy: &'a mut Option<Mat>) -> opencv::Result<&'a [u8]> {
+    if m.is_continuous() {
+        return m.data_bytes();
+    }
+    copy.insert(m.try_clone()?).data_bytes()
+}
+
 /// Whether an 8-bit BGR frame holds no colour at all: a greyscale picture (or a monochrome
 /// camera's), decoded with its three channels equal. Every fourth pixel of every fourth row is
 /// looked at; the frame is colourless when all but one in ten thousand of them have their
@@ -89,17 +98,9 @@ pub fn is_monochrome(bgr: &Mat) -> bool {
     if bgr.typ() != opencv::core::CV_8UC3 || bgr.empty() {
         return false;
     }
-    // Read as bytes, not through a checked accessor per pixel (a window into a larger image,
-    // whose rows have gaps, copied first).
-    let copied;
-    let data = if bgr.is_continuous() {
-        bgr.data_bytes()
-    } else {
-        let Ok(c) = bgr.try_clone() else { return false };
-        copied = c;
-        copied.data_bytes()
-    };
-    let Ok(data) = data else { return false };
+    // Read as bytes, not through a checked accessor per pixel.
+    let mut copy = None;
+    let Ok(data) = contiguous_bytes(bgr, &mut copy) else { return false };
     let row = bgr.cols() as usize * 3;
     let (mut looked, mut coloured) = (0usize, 0usize);
     for line in data.chunks_exact(row).step_by(4) {

@@ -291,14 +291,8 @@ impl Lab8 {
         if row == 0 || bgr.rows() == 0 {
             return Ok(out);
         }
-        // Read in place unless the rows have gaps (a window into a larger image).
-        let copied;
-        let src = if bgr.is_continuous() {
-            bgr.data_bytes()?
-        } else {
-            copied = bgr.try_clone()?;
-            copied.data_bytes()?
-        };
+        let mut copy = None;
+        let src = crate::capture::contiguous_bytes(bgr, &mut copy)?;
         // In bands of rows, each remembering the colours it has converted: a frame holds a few
         // tens of thousands of distinct colours, most of them many times over.
         let band = row * (bgr.rows() as usize).div_ceil(16);

@@ -101,6 +101,12 @@ fn mat_share(cal: &Calibration, r: [f64; 4]) -> f64 {
     inside as f64 / (nx * ny) as f64
 }
 
+/// White text with a dark shadow a pixel down and right, legible on felt, winks and table alike.
+fn shadowed_text(img: &mut RgbImage, (x, y): (i32, i32), size_px: f32, s: &str) {
+    draw::text(img, x + 1, y + 1, size_px, Rgb([0, 0, 0]), s);
+    draw::text(img, x, y, size_px, Rgb([255, 255, 255]), s);
+}
+
 /// The frame with what the referee sees: each wink's fitted outline in its colour with its id and
 /// state, squop arrows from upper to lower with the margin, piles ringed, the spots where winks
 /// that went off are to be replaced, the mat and baselines as found, and a legend.
@@ -148,8 +154,7 @@ pub fn position_overlay(bgr: &Mat, analysis: &Analysis) -> Result<RgbImage, Cali
         }
         let label = if mark.is_empty() { f.id.clone() } else { format!("{} {mark}", f.id) };
         let at = ((c.0 + f.radius_px as f32 + 3.0 * scale) as i32, (c.1 - 6.0 * scale) as i32);
-        draw::text(&mut img, at.0 + 1, at.1 + 1, 12.0 * scale, dark, &label);
-        draw::text(&mut img, at.0, at.1, 12.0 * scale, white, &label);
+        shadowed_text(&mut img, at, 12.0 * scale, &label);
     }
     // The winks in the pot: one label beside them, their ids in a column.
     let potted: Vec<&crate::detect::Found> = analysis.detections.found.iter().filter(|f| f.state == WinkState::Potted).collect();
@@ -158,9 +163,7 @@ pub fn position_overlay(bgr: &Mat, analysis: &Analysis) -> Result<RgbImage, Cali
         let at = (right + 4.0 * scale, top - 6.0 * scale);
         let rows = std::iter::once("in the pot:".to_string()).chain(potted.iter().map(|f| format!("{} {} {}", f.id, f.colour, f.size.name())));
         for (k, row) in rows.enumerate() {
-            let y = (at.1 + k as f32 * 11.0 * scale) as i32;
-            draw::text(&mut img, at.0 as i32 + 1, y + 1, 10.0 * scale, dark, &row);
-            draw::text(&mut img, at.0 as i32, y, 10.0 * scale, white, &row);
+            shadowed_text(&mut img, (at.0 as i32, (at.1 + k as f32 * 11.0 * scale) as i32), 10.0 * scale, &row);
         }
     }
     for s in &pos.squops {

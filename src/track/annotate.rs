@@ -87,14 +87,8 @@ pub fn analysis_layer(frame: &Mat, analysis: &Analysis) -> Result<OverlayLayer, 
     let size = (drawn.width(), drawn.height());
     let mut pixels = Vec::new();
     let ocv = |source| AnnotateError::OpenCv { path: PathBuf::new(), source };
-    let continuous;
-    let src = if frame.is_continuous() {
-        frame
-    } else {
-        continuous = frame.try_clone().map_err(ocv)?;
-        &continuous
-    };
-    let bgr = src.data_bytes().map_err(ocv)?;
+    let mut copy = None;
+    let bgr = crate::capture::contiguous_bytes(frame, &mut copy).map_err(ocv)?;
     for (i, p) in drawn.pixels().enumerate() {
         let Some(o) = bgr.get(3 * i..3 * i + 3) else { break };
         if o[0] != p[2] || o[1] != p[1] || o[2] != p[0] {
