@@ -24,6 +24,8 @@ pub struct SquopResult {
     pub margin_mm: f64,
     /// Whether the detection has it, the right way up.
     pub right: bool,
+    /// Whether the two winks are of one colour (their overlap then shows no colour boundary).
+    pub same_colour: bool,
 }
 
 /// One frame's result.
@@ -72,6 +74,10 @@ pub struct FrameResult {
     pub problems: Vec<String>,
     /// Time to analyse (calibration included), ms.
     pub ms: f64,
+    /// The frame's scale on the mat, pixels per mm (the truth's mat length in pixels over its
+    /// length in mm): the figures are also given by scale, as a wink's rim and an overlap's
+    /// width in pixels go with it.
+    pub px_per_mm: f64,
     /// The matched winks: (true id, detected id).
     #[serde(skip)]
     pub pairs: Vec<(String, String)>,
@@ -121,6 +127,7 @@ fn one(case: &Case, ruleset: Ruleset) -> FrameResult {
 /// Scores a position against the truth.
 pub fn score(truth: &Position, got: &Position, r: &mut FrameResult) {
     let ppm = px_scale(truth);
+    r.px_per_mm = ppm;
     // Our mat frame may be a half turn from the truth's.
     let flip = match (truth.calibration.as_ref().and_then(|c| c.mat_corners_px), got.calibration.as_ref().and_then(|c| c.mat_corners_px)) {
         (Some(t), Some(g)) => g[0].distance(t[2]) < g[0].distance(t[0]),
@@ -232,7 +239,11 @@ pub fn score(truth: &Position, got: &Position, r: &mut FrameResult) {
             let name = |id: &str| tw.iter().find(|t| t.id == id).map_or(String::new(), |t| format!("{} {}", t.colour, t.size.name()));
             r.problems.push(format!("squop {} ({}) over {} ({}) ({:.2} mm) {how}", s.upper, name(&s.upper), s.lower, name(&s.lower), s.margin_mm.unwrap_or(0.0)));
         }
-        r.squops.push(SquopResult { margin_mm: s.margin_mm.unwrap_or(0.0), right });
+        let same_colour = match (tw.iter().find(|t| t.id == s.upper), tw.iter().find(|t| t.id == s.lower)) {
+            (Some(a), Some(b)) => a.colour == b.colour,
+            _ => false,
+        };
+        r.squops.push(SquopResult { margin_mm: s.margin_mm.unwrap_or(0.0), right, same_colour });
     }
     let t_of_id = |gid: &str| gw.iter().position(|g| g.id == gid).and_then(|j| t_of[j]).map(|i| tw[i]);
     for s in &got.squops {
@@ -278,6 +289,11 @@ pub fn figures(results: &[FrameResult]) -> Vec<(String, String)> {
         let v: Vec<_> = sq.iter().filter(|s| s.margin_mm.abs() >= lo && s.margin_mm.abs() < hi).collect();
         pct(v.iter().filter(|s| s.right).count(), v.len())
     };
+    // Squops of ≥ 1 mm that `keep` keeps (given the squop and its frame's scale).
+    let big = |keep: &dyn Fn(&SquopResult, f64) -> bool| {
+        let v: Vec<&SquopResult> = analysed.iter().flat_map(|r| r.squops.iter().map(move |s| (s, r.px_per_mm))).filter(|&(s, ppm)| s.margin_mm.abs() >= 1.0 && keep(s, ppm)).map(|(s, _)| s).collect();
+        pct(v.iter().filter(|s| s.right).count(), v.len())
+    };
     let found = sum(|r| r.found) + sum(|r| r.potted_found);
     let must = sum(|r| r.must_find) + sum(|r| r.potted_true_visible);
     let detected = sum(|r| r.detected) + sum(|r| r.potted_detected);
@@ -295,7 +311,29 @@ pub fn figures(results: &[FrameResult]) -> Vec<(String, String)> {
         ("false squops, true gap ≥ 0.5 mm".into(), sum(|r| r.false_squops_gap).to_string()),
         ("false squops, any".into(), sum(|r| r.false_squops).to_string()),
         ("positions fully right".into(), pct(analysed.iter().filter(|r| r.fully_right).count(), results.len())),
+        ("squops right, margin ≥ 1 mm: winks of one colour / of two".into(), format!("{} / {}", big(&|s: &SquopResult, _| s.same_colour), big(&|s: &SquopResult, _| !s.same_colour))),
+        (
+            format!("squops right, margin ≥ 1 mm: frames at < {} / {}–{} / ≥ {} px per mm", SCALE_BANDS[0], SCALE_BANDS[0], SCALE_BANDS[1], SCALE_BANDS[1]),
+            by_scale(&|lo, hi| big(&|_, ppm| (lo..hi).contains(&ppm))),
+        ),
+        (
+            format!("positions fully right: frames at < {} / {}–{} / ≥ {} px per mm", SCALE_BANDS[0], SCALE_BANDS[0], SCALE_BANDS[1], SCALE_BANDS[1]),
+            by_scale(&|lo, hi| {
+                let v: Vec<_> = analysed.iter().filter(|r| (lo..hi).contains(&r.px_per_mm)).collect();
+                pct(v.iter().filter(|r| r.fully_right).count(), v.len())
+            }),
+        ),
     ]
+}
+
+/// The scales (pixels per mm on the mat) the figures are also given between: at 1920 × 1080 the
+/// whole mat in view is 0.4–1.0 px/mm, and at 0.6 px/mm a 1 mm overlap is 0.6 px, under the blur.
+pub const SCALE_BANDS: [f64; 2] = [0.6, 0.9];
+
+/// `figure(lo, hi)` for each band of [`SCALE_BANDS`], joined by " / ".
+fn by_scale(figure: &dyn Fn(f64, f64) -> String) -> String {
+    let edges = [0.0, SCALE_BANDS[0], SCALE_BANDS[1], f64::INFINITY];
+    edges.windows(2).map(|w| figure(w[0], w[1])).collect::<Vec<_>>().join(" / ")
 }
 
 /// The figures as a Markdown table.
@@ -346,5 +384,23 @@ mod tests {
         score(&truth, &got, &mut r);
         assert_eq!(r.found, r.must_find, "{:?}", r.problems);
         assert!(r.problems.iter().all(|p| !p.starts_with("missed")), "{:?}", r.problems);
+    }
+
+    #[test]
+    fn squops_and_whole_positions_are_also_counted_by_colour_and_by_the_frames_scale() {
+        let squop = |margin_mm: f64, right: bool, same_colour: bool| SquopResult { margin_mm, right, same_colour };
+        let frame = |px_per_mm: f64, squops: Vec<SquopResult>, fully_right: bool| FrameResult { px_per_mm, squops, fully_right, ..Default::default() };
+        let results = [
+            // Coarse: a one-colour squop right, a two-colour one wrong, one under 1 mm left out.
+            frame(0.5, vec![squop(1.5, true, true), squop(2.0, false, false), squop(0.7, false, true)], false),
+            frame(0.75, vec![squop(1.2, false, true)], false),
+            frame(1.2, vec![squop(3.0, true, false), squop(1.0, true, true)], true),
+        ];
+        let figures = figures(&results);
+        let row = |starts: &str| figures.iter().find(|(f, _)| f.starts_with(starts)).map(|(_, v)| v.clone()).unwrap_or_default();
+        assert_eq!(row("squops right, margin ≥ 1 mm: winks of one colour"), "66.67% (2/3) / 50.00% (1/2)");
+        assert_eq!(row("squops right, margin ≥ 1 mm: frames at"), "50.00% (1/2) / 0.00% (0/1) / 100.00% (2/2)");
+        assert_eq!(row("positions fully right: frames at"), "0.00% (0/1) / 0.00% (0/1) / 100.00% (1/1)");
+        assert_eq!(row("squops right, margin ≥ 1 mm"), "60.00% (3/5)");
     }
 }
