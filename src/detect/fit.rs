@@ -81,6 +81,9 @@ pub enum EdgeMeasure {
     /// so neither the wink's dark rounded rim nor its shadow on the felt moves the crossing.
     /// Else as `Orthogonal`.
     Chroma,
+    /// As `Chroma`, with the blurred mix's share of the wink taken back from its chromaticity
+    /// (see [`Crossing::of`]): a close-up's rims, where no learned offset corrects them.
+    ChromaMix,
     /// Brightness, for a wink brighter than what lies beyond by [`BRIGHT_WINK_LUMA_SHARE`] of the
     /// difference; else as `Orthogonal`. A JPEG, like most video, stores colour at half the
     /// resolution of brightness, blurred in its gamma-encoded values; read in linear light that
@@ -111,6 +114,10 @@ struct Crossing {
     u: [f32; 3],
     /// Chromaticity of beyond and the inside-minus-beyond difference, when chromaticity measures.
     chroma: Option<([f32; 3], [f32; 3], f32)>,
+    /// Brightness (channel sum) of inside and of beyond, for [`EdgeMeasure::ChromaMix`]: a
+    /// blurred mix's chromaticity weighs each side by its brightness, which [`Crossing::of`]
+    /// takes back.
+    sums: Option<(f32, f32)>,
 }
 
 impl Crossing {
@@ -146,16 +153,31 @@ impl Crossing {
         let (ci, cb) = (chroma(&inside), chroma(&beyond));
         let dc = [ci[0] - cb[0], ci[1] - cb[1], ci[2] - cb[2]];
         let dc2 = dc[0] * dc[0] + dc[1] * dc[1] + dc[2] * dc[2];
-        let chroma = (measure == EdgeMeasure::Chroma && dc2.sqrt() >= MIN_CHROMA_CONTRAST).then_some((cb, dc, dc2));
-        Some(Crossing { beyond, contrast: d2.sqrt(), u, chroma })
+        let chroma = (matches!(measure, EdgeMeasure::Chroma | EdgeMeasure::ChromaMix) && dc2.sqrt() >= MIN_CHROMA_CONTRAST).then_some((cb, dc, dc2));
+        let sum = |v: &[f32; 3]| v[0] + v[1] + v[2];
+        let sums = (measure == EdgeMeasure::ChromaMix).then(|| (sum(&inside), sum(&beyond)));
+        Some(Crossing { beyond, contrast: d2.sqrt(), u, chroma, sums })
     }
 
-    /// Share of the way from beyond to inside of colour `v`.
+    /// Share of the way from beyond to inside of colour `v`: for a blurred mix, the share of
+    /// the inside colour in it.
     fn of(&self, v: &[f32; 3]) -> f32 {
         match self.chroma {
             Some((cb, dc, dc2)) => {
                 let c = chroma(v);
-                ((c[0] - cb[0]) * dc[0] + (c[1] - cb[1]) * dc[1] + (c[2] - cb[2]) * dc[2]) / dc2
+                let w = ((c[0] - cb[0]) * dc[0] + (c[1] - cb[1]) * dc[1] + (c[2] - cb[2]) * dc[2]) / dc2;
+                // A mix of α inside and 1 − α beyond has the chromaticity of the two weighed by
+                // α·s_in and (1 − α)·s_beyond (their channel sums): read as w, a bright wink's
+                // blur on darker felt counts as the wink further out than half of it reaches
+                // (a yellow wink's rim a pixel out in a close-up). So α from w.
+                match self.sums {
+                    Some((s_in, s_out)) => {
+                        let w = w.clamp(0.0, 1.0);
+                        let den = w * s_out + (1.0 - w) * s_in;
+                        if den > 1e-9 { w * s_out / den } else { w }
+                    }
+                    None => w,
+                }
             }
             None => {
                 let b = self.beyond;
@@ -609,5 +631,56 @@ mod tests {
         // The colour measure reads the JPEG's colour halo as the wink: out, and scattered.
         let (colour, colour_sd) = radii(&yellow_on_grey(true), EdgeMeasure::Orthogonal);
         assert!(colour > bright + 0.5 && colour_sd > 2.0 * bright_sd, "JPEG, colour: rim at {colour:.2} ± {colour_sd:.2} px, brightness {bright:.2} ± {bright_sd:.2}");
+    }
+
+    /// A disc of radius 20 px centred at (40, 40) of linear colour `wink` (RGB) on `felt`,
+    /// blurred in linear light as a lens does (Gaussian, sd 1 px), stored as sRGB 8-bit.
+    fn disc_in_linear_light(wink: [f64; 3], felt: [f64; 3]) -> Mat {
+        use opencv::prelude::{MatTraitConst, MatTrait};
+        let (k, n) = (8usize, 80usize);
+        let mut big = Mat::new_rows_cols_with_default((n * k) as i32, (n * k) as i32, opencv::core::CV_32FC3, Scalar::new(felt[2], felt[1], felt[0], 0.0)).expect("image");
+        let c = (40 * k) as i32;
+        imgproc::circle(&mut big, Point::new(c, c), (20 * k) as i32, Scalar::new(wink[2], wink[1], wink[0], 0.0), -1, imgproc::LINE_AA, 0).expect("disc");
+        let mut blurred = Mat::default();
+        imgproc::gaussian_blur(&big, &mut blurred, opencv::core::Size::new(0, 0), k as f64, 0.0, opencv::core::BORDER_REPLICATE).expect("blur");
+        let mut small = Mat::default();
+        imgproc::resize(&blurred, &mut small, opencv::core::Size::new(n as i32, n as i32), 0.0, 0.0, imgproc::INTER_AREA).expect("shrink");
+        let mut out = Mat::new_rows_cols_with_default(n as i32, n as i32, CV_8UC3, Scalar::all(0.0)).expect("out");
+        for j in 0..n as i32 {
+            for i in 0..n as i32 {
+                let v = *small.at_2d::<opencv::core::Vec3f>(j, i).expect("pixel");
+                let srgb = |x: f32| {
+                    let x = f64::from(x).clamp(0.0, 1.0);
+                    let e = if x <= 0.003_130_8 { 12.92 * x } else { 1.055 * x.powf(1.0 / 2.4) - 0.055 };
+                    (255.0 * e).round() as u8
+                };
+                *out.at_2d_mut::<opencv::core::Vec3b>(j, i).expect("pixel") = opencv::core::Vec3b::from([srgb(v[0]), srgb(v[1]), srgb(v[2])]);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_rim_on_chromaticity_is_where_half_the_blur_is_the_winks_when_its_mix_is_taken_back() {
+        // Pixel (i, j) covers [i, i + 1): the disc's centre is pixel coordinate (39.5, 39.5).
+        let c = PixelPoint::new(39.5, 39.5);
+        let mean_r = |img: &Mat, colour: Colour, felt: [f64; 3], m: EdgeMeasure| {
+            let view = LinearView::new(img).expect("view");
+            let model = ColourModel::new(linear_to_lab(felt.map(|x| x as f32)), None);
+            let e = ray_edges_with(&view, &model, colour, c, 20.0, 72, m);
+            assert!(e.len() >= 60, "{colour:?} {m:?}: {} edges", e.len());
+            e.iter().map(|e| e.px.distance(c)).sum::<f64>() / e.len() as f64
+        };
+        // A bright yellow on dark felt: the plain chromaticity's halfway point is where the
+        // blur holds only about a sixth of the wink (its light outweighs the felt's), a pixel
+        // out; a dark blue on pale felt, inward.
+        let cases = [(Colour::Yellow, [0.9, 0.6, 0.02], [0.06, 0.06, 0.06], 1.0), (Colour::Blue, [0.02, 0.05, 0.45], [0.5, 0.5, 0.5], -1.0)];
+        for (colour, wink, felt, outward) in cases {
+            let img = disc_in_linear_light(wink, felt);
+            let plain = mean_r(&img, colour, felt, EdgeMeasure::Chroma);
+            let mixed = mean_r(&img, colour, felt, EdgeMeasure::ChromaMix);
+            assert!((mixed - 20.0).abs() < 0.15, "{colour:?}: rim at {mixed:.2} px, drawn at 20");
+            assert!(outward * (plain - 20.0) > 0.4, "{colour:?}: plain chromaticity's rim at {plain:.2} px");
+        }
     }
 }

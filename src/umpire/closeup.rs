@@ -755,7 +755,7 @@ fn fit_close(
     let (mut c, mut r) = (centre, r0);
     let mut last = None;
     for _ in 0..2 {
-        let edges = ray_edges_with(view, model, colour, c, r, 96, EdgeMeasure::Chroma);
+        let edges = ray_edges_with(view, model, colour, c, r, 96, EdgeMeasure::ChromaMix);
         let bg: Vec<PixelPoint> = edges
             .iter()
             .filter(|e| e.beyond == Beyond::Background)
@@ -845,8 +845,10 @@ fn close_upper(a: &CloseWink, b: &CloseWink) -> Option<bool> {
             .edges
             .iter()
             .filter(|e| {
+                // Rays across the overlap: the outline's point a pixel inside the other's (two
+                // until session 27, when the rims read outward by up to a pixel).
                 e.beyond == Beyond::Wink(o.colour)
-                    && o.contains(w.centre + e.dir * w.radius_along(e.dir), -2.0)
+                    && o.contains(w.centre + e.dir * w.radius_along(e.dir), -1.0)
             })
             .map(|e| w.radius_along(e.dir) - e.px.distance(w.centre))
             .collect();
