@@ -516,18 +516,21 @@ fn felt_between(view: &LinearView<'_>, border: Felt, a: &CloseWink, b: &CloseWin
     }
     let u = d * (1.0 / len);
     let (ra, rb) = (a.radius_along(u), b.radius_along(u * -1.0));
-    // Each wink's own colour: the mean chromaticity between 30% and 70% of the way to its rim.
-    let inside = |w: &CloseWink, dir: PixelPoint, r: f64| -> Option<[f64; 3]> {
-        let mut m = [0.0; 3];
+    // Each wink's own colour: the mean chromaticity between 30% and 70% of the way to its rim,
+    // and its brightness (channel sum).
+    let inside = |w: &CloseWink, dir: PixelPoint, r: f64| -> Option<([f64; 3], f64)> {
+        let (mut m, mut sum) = ([0.0; 3], 0.0);
         let n = 16;
         for k in 0..n {
             let s = r * (0.3 + 0.4 * k as f64 / (n - 1) as f64);
-            let c = chroma(view.linear(w.centre.x + dir.x * s, w.centre.y + dir.y * s)?)?;
+            let v = view.linear(w.centre.x + dir.x * s, w.centre.y + dir.y * s)?;
+            let c = chroma(v)?;
             (0..3).for_each(|i| m[i] += c[i] / n as f64);
+            sum += (v[0] + v[1] + v[2]) as f64 / n as f64;
         }
-        Some(m)
+        Some((m, sum))
     };
-    let (ca, cb) = (inside(a, u, ra)?, inside(b, u * -1.0, rb)?);
+    let ((ca, sa), (cb, sb)) = (inside(a, u, ra)?, inside(b, u * -1.0, rb)?);
     // In the chromaticity plane (two coordinates suffice: they sum to one).
     let (ea, eb) = ([ca[0] - felt[0], ca[1] - felt[1]], [cb[0] - felt[0], cb[1] - felt[1]]);
     let det = ea[0] * eb[1] - ea[1] * eb[0];
@@ -556,7 +559,13 @@ fn felt_between(view: &LinearView<'_>, border: Felt, a: &CloseWink, b: &CloseWin
             let n2 = dir[0] * dir[0] + dir[1] * dir[1];
             ((e[0] * dir[0] + e[1] * dir[1]) / n2, 0.0)
         };
-        (1.0 - alpha.max(0.0) - beta.max(0.0)).clamp(0.0, 1.0)
+        // Those are shares of the chromaticity, each colour weighed by its brightness in the
+        // blurred mix (`fit::EdgeMeasure::ChromaMix`): the share of the pixel is each over its
+        // brightness, the felt's taken as the open felt's.
+        let (alpha, beta) = (alpha.max(0.0), beta.max(0.0));
+        let felt_w = (1.0 - alpha - beta).max(0.0);
+        let (xa, xb, xf) = (alpha / sa.max(1e-6), beta / sb.max(1e-6), felt_w / border.brightness.max(1e-6));
+        (xf / (xa + xb + xf).max(1e-12)).clamp(0.0, 1.0)
     };
     // From 1.5 px inside a's rim to 1.5 px inside b's, sampled every quarter pixel.
     let (s0, s1) = (ra - 1.5, len - rb + 1.5);
@@ -1029,6 +1038,42 @@ mod tests {
             let g = felt_of(&two_discs(gap), gap).expect("readable");
             assert!(g >= 0.4, "gap {gap} px: felt share {g}");
         }
+    }
+
+    /// Felt between two bright winks on dark felt, 2 px apart and blurred in linear light (sd 1
+    /// px) as a lens does: at the gap's middle the felt is about 0.68 of the light mixed, but
+    /// under a fifth of its chromaticity (the winks' light outweighs it).
+    #[test]
+    fn felt_between_bright_winks_counts_as_its_share_of_the_light_not_of_the_chromaticity() {
+        use opencv::core::{Point, Scalar, Vec3b, Vec3f, CV_32FC3, CV_8UC3};
+        use opencv::prelude::MatTrait;
+        let (k, w, h) = (8, 300, 200);
+        let (felt, yellow) = (Scalar::all(0.05), Scalar::new(0.02, 0.6, 0.9, 0.0));
+        let mut big = Mat::new_rows_cols_with_default(h * k, w * k, CV_32FC3, felt).expect("frame");
+        for x in [100.0, 182.0] {
+            imgproc::circle(&mut big, Point::new((x * k as f64) as i32, 100 * k), 40 * k, yellow, -1, imgproc::LINE_AA, 0).expect("disc");
+        }
+        let mut blurred = Mat::default();
+        imgproc::gaussian_blur(&big, &mut blurred, opencv::core::Size::new(0, 0), k as f64, 0.0, opencv::core::BORDER_REPLICATE).expect("blur");
+        let mut small = Mat::default();
+        imgproc::resize(&blurred, &mut small, opencv::core::Size::new(w, h), 0.0, 0.0, imgproc::INTER_AREA).expect("shrink");
+        let mut img = Mat::new_rows_cols_with_default(h, w, CV_8UC3, Scalar::all(0.0)).expect("image");
+        let srgb = |x: f32| {
+            let x = f64::from(x).clamp(0.0, 1.0);
+            (255.0 * if x <= 0.003_130_8 { 12.92 * x } else { 1.055 * x.powf(1.0 / 2.4) - 0.055 }).round() as u8
+        };
+        for j in 0..h {
+            for i in 0..w {
+                let v = *small.at_2d::<Vec3f>(j, i).expect("pixel");
+                *img.at_2d_mut::<Vec3b>(j, i).expect("pixel") = Vec3b::from([srgb(v[0]), srgb(v[1]), srgb(v[2])]);
+            }
+        }
+        let view = LinearView::new(&img).expect("view");
+        let border = border_felt(&view).expect("felt");
+        // Pixel (i, j) covers [i, i + 1): the discs' centres are at x = 99.5 and 181.5.
+        let (a, b) = (wink(Colour::Yellow, PixelPoint::new(99.5, 99.5), 40.0), wink(Colour::Yellow, PixelPoint::new(181.5, 99.5), 40.0));
+        let g = felt_between(&view, border, &a, &b).expect("readable");
+        assert!(g > 0.5, "felt share {g}");
     }
 
     #[test]
