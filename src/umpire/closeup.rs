@@ -67,6 +67,10 @@ pub enum CloseupError {
     /// Fewer than two winks.
     #[error("fewer than two winks found in the close-up (it needs the pair in question, each mostly in view)")]
     TooFew,
+    /// A picture with no colour (greyscale, or a camera in black and white): winks are told apart
+    /// by colour.
+    #[error("fewer than two winks found, and the photo has no colour (a greyscale picture?): winks are told apart by their colours; use a colour photo")]
+    NoColour,
 }
 
 /// Close-up: winks found by colour against the dominant background, ellipses fitted, the scale
@@ -185,7 +189,7 @@ pub fn closeup(
     }
     let mut winks = kept;
     if winks.len() < 2 {
-        return Err(CloseupError::TooFew);
+        return Err(if crate::capture::is_monochrome(bgr) { CloseupError::NoColour } else { CloseupError::TooFew });
     }
     // Sizes: the major axes fall in two groups 22:16 apart; a lone group is judged by the ratio
     // to the largest.
@@ -1185,6 +1189,21 @@ mod tests {
         // bite's stretch of outline, round the red wink's centre, is no blue wink's rim).
         let found = closeup(&draw(Scalar::new(40.0, 30.0, 220.0, 0.0)), &NominalDiameters::STANDARD, None, Some(WinkSize::Small)).expect("two winks");
         assert_eq!(found.winks.len(), 2);
+    }
+
+    /// The same two winks in a greyscale photo: nothing to find them by, and the error says why.
+    #[test]
+    fn a_greyscale_photo_is_refused_for_its_lack_of_colour() {
+        use opencv::core::{Point, Scalar, CV_8UC3};
+        let mut img = Mat::new_rows_cols_with_default(400, 600, CV_8UC3, Scalar::new(150.0, 185.0, 215.0, 0.0)).expect("frame");
+        for (x, c) in [(230, Scalar::new(200.0, 80.0, 30.0, 0.0)), (380, Scalar::new(30.0, 220.0, 250.0, 0.0))] {
+            imgproc::circle(&mut img, Point::new(x, 200), 80, c, -1, imgproc::LINE_AA, 0).expect("wink");
+        }
+        assert_eq!(closeup(&img, &NominalDiameters::STANDARD, None, None).map(|c| c.winks.len()).ok(), Some(2));
+        let (mut grey, mut back) = (Mat::default(), Mat::default());
+        imgproc::cvt_color_def(&img, &mut grey, imgproc::COLOR_BGR2GRAY).expect("grey");
+        imgproc::cvt_color_def(&grey, &mut back, imgproc::COLOR_GRAY2BGR).expect("back");
+        assert!(matches!(closeup(&back, &NominalDiameters::STANDARD, None, None), Err(CloseupError::NoColour)));
     }
 
     /// Three blue winks in a row, the two at the ends resting on the middle one: the middle
