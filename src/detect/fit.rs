@@ -636,28 +636,10 @@ mod tests {
     /// A disc of radius 20 px centred at (40, 40) of linear colour `wink` (RGB) on `felt`,
     /// blurred in linear light as a lens does (Gaussian, sd 1 px), stored as sRGB 8-bit.
     fn disc_in_linear_light(wink: [f64; 3], felt: [f64; 3]) -> Mat {
-        use opencv::prelude::{MatTraitConst, MatTrait};
-        let (k, n) = (8usize, 80usize);
-        let mut big = Mat::new_rows_cols_with_default((n * k) as i32, (n * k) as i32, opencv::core::CV_32FC3, Scalar::new(felt[2], felt[1], felt[0], 0.0)).expect("image");
-        let c = (40 * k) as i32;
-        imgproc::circle(&mut big, Point::new(c, c), (20 * k) as i32, Scalar::new(wink[2], wink[1], wink[0], 0.0), -1, imgproc::LINE_AA, 0).expect("disc");
-        let mut blurred = Mat::default();
-        imgproc::gaussian_blur(&big, &mut blurred, opencv::core::Size::new(0, 0), k as f64, 0.0, opencv::core::BORDER_REPLICATE).expect("blur");
-        let mut small = Mat::default();
-        imgproc::resize(&blurred, &mut small, opencv::core::Size::new(n as i32, n as i32), 0.0, 0.0, imgproc::INTER_AREA).expect("shrink");
-        let mut out = Mat::new_rows_cols_with_default(n as i32, n as i32, CV_8UC3, Scalar::all(0.0)).expect("out");
-        for j in 0..n as i32 {
-            for i in 0..n as i32 {
-                let v = *small.at_2d::<opencv::core::Vec3f>(j, i).expect("pixel");
-                let srgb = |x: f32| {
-                    let x = f64::from(x).clamp(0.0, 1.0);
-                    let e = if x <= 0.003_130_8 { 12.92 * x } else { 1.055 * x.powf(1.0 / 2.4) - 0.055 };
-                    (255.0 * e).round() as u8
-                };
-                *out.at_2d_mut::<opencv::core::Vec3b>(j, i).expect("pixel") = opencv::core::Vec3b::from([srgb(v[0]), srgb(v[1]), srgb(v[2])]);
-            }
-        }
-        out
+        let k = 8;
+        let mut big = Mat::new_rows_cols_with_default(80 * k, 80 * k, opencv::core::CV_32FC3, Scalar::new(felt[2], felt[1], felt[0], 0.0)).expect("image");
+        imgproc::circle(&mut big, Point::new(40 * k, 40 * k), 20 * k, Scalar::new(wink[2], wink[1], wink[0], 0.0), -1, imgproc::LINE_AA, 0).expect("disc");
+        crate::detect::sample::frame_of_linear_drawing(&big, k)
     }
 
     #[test]

@@ -328,6 +328,31 @@ pub fn linear_to_lab(rgb: [f32; 3]) -> super::colour::Lab {
     super::colour::Lab { l: 116.0 * fy - 16.0, a: 500.0 * (fx - fy), b: 200.0 * (fy - fz) }
 }
 
+/// A drawing in linear light (BGR, `CV_32FC3`, 0–1) at `k` times a frame's resolution, as a
+/// camera would store it: blurred there as a lens does (Gaussian, sd 1 frame pixel), shrunk to the
+/// frame's pixels and written as 8-bit sRGB. For tests that need the blur where it happens.
+#[cfg(test)]
+pub(crate) fn frame_of_linear_drawing(big: &Mat, k: i32) -> Mat {
+    use opencv::core::{Scalar, Size, Vec3b, Vec3f, BORDER_REPLICATE, CV_8UC3};
+    use opencv::imgproc;
+    use opencv::prelude::MatTrait;
+    let (mut blurred, mut small) = (Mat::default(), Mat::default());
+    imgproc::gaussian_blur(big, &mut blurred, Size::new(0, 0), f64::from(k), 0.0, BORDER_REPLICATE).expect("blur");
+    imgproc::resize(&blurred, &mut small, Size::new(big.cols() / k, big.rows() / k), 0.0, 0.0, imgproc::INTER_AREA).expect("shrink");
+    let srgb = |x: f32| {
+        let x = f64::from(x).clamp(0.0, 1.0);
+        (255.0 * if x <= 0.003_130_8 { 12.92 * x } else { 1.055 * x.powf(1.0 / 2.4) - 0.055 }).round() as u8
+    };
+    let mut out = Mat::new_rows_cols_with_default(small.rows(), small.cols(), CV_8UC3, Scalar::all(0.0)).expect("frame");
+    for j in 0..small.rows() {
+        for i in 0..small.cols() {
+            let v = *small.at_2d::<Vec3f>(j, i).expect("pixel");
+            *out.at_2d_mut::<Vec3b>(j, i).expect("pixel") = Vec3b::from([srgb(v[0]), srgb(v[1]), srgb(v[2])]);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1049,29 +1049,14 @@ mod tests {
     /// under a fifth of its chromaticity (the winks' light outweighs it).
     #[test]
     fn felt_between_bright_winks_counts_as_its_share_of_the_light_not_of_the_chromaticity() {
-        use opencv::core::{Point, Scalar, Vec3b, Vec3f, CV_32FC3, CV_8UC3};
-        use opencv::prelude::MatTrait;
-        let (k, w, h) = (8, 300, 200);
+        use opencv::core::{Point, Scalar, CV_32FC3};
+        let k = 8;
         let (felt, yellow) = (Scalar::all(0.05), Scalar::new(0.02, 0.6, 0.9, 0.0));
-        let mut big = Mat::new_rows_cols_with_default(h * k, w * k, CV_32FC3, felt).expect("frame");
-        for x in [100.0, 182.0] {
-            imgproc::circle(&mut big, Point::new((x * k as f64) as i32, 100 * k), 40 * k, yellow, -1, imgproc::LINE_AA, 0).expect("disc");
+        let mut big = Mat::new_rows_cols_with_default(200 * k, 300 * k, CV_32FC3, felt).expect("frame");
+        for x in [100, 182] {
+            imgproc::circle(&mut big, Point::new(x * k, 100 * k), 40 * k, yellow, -1, imgproc::LINE_AA, 0).expect("disc");
         }
-        let mut blurred = Mat::default();
-        imgproc::gaussian_blur(&big, &mut blurred, opencv::core::Size::new(0, 0), k as f64, 0.0, opencv::core::BORDER_REPLICATE).expect("blur");
-        let mut small = Mat::default();
-        imgproc::resize(&blurred, &mut small, opencv::core::Size::new(w, h), 0.0, 0.0, imgproc::INTER_AREA).expect("shrink");
-        let mut img = Mat::new_rows_cols_with_default(h, w, CV_8UC3, Scalar::all(0.0)).expect("image");
-        let srgb = |x: f32| {
-            let x = f64::from(x).clamp(0.0, 1.0);
-            (255.0 * if x <= 0.003_130_8 { 12.92 * x } else { 1.055 * x.powf(1.0 / 2.4) - 0.055 }).round() as u8
-        };
-        for j in 0..h {
-            for i in 0..w {
-                let v = *small.at_2d::<Vec3f>(j, i).expect("pixel");
-                *img.at_2d_mut::<Vec3b>(j, i).expect("pixel") = Vec3b::from([srgb(v[0]), srgb(v[1]), srgb(v[2])]);
-            }
-        }
+        let img = crate::detect::sample::frame_of_linear_drawing(&big, k);
         let view = LinearView::new(&img).expect("view");
         let border = border_felt(&view).expect("felt");
         // Pixel (i, j) covers [i, i + 1): the discs' centres are at x = 99.5 and 181.5.
