@@ -113,6 +113,28 @@ fn pct(a: usize, b: usize) -> String {
     }
 }
 
+/// Why a call was declined.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Declined {
+    /// The overlap is beyond 2 sigma, but the evidence did not name the upper surely enough.
+    UpperUnnamed,
+    /// The margin lies within 2 sigma of zero.
+    UnderTwoSigma,
+    /// A gap beyond 2 sigma with no felt seen in it (close-ups: a raised rim could fake it).
+    NoFeltSeen,
+}
+
+fn declined_why(p: &PairResult) -> Declined {
+    let bar = crate::umpire::VERDICT_SIGMAS * p.sigma_mm;
+    if p.margin_mm > bar {
+        Declined::UpperUnnamed
+    } else if -p.margin_mm > bar {
+        Declined::NoFeltSeen
+    } else {
+        Declined::UnderTwoSigma
+    }
+}
+
 /// The figures as a Markdown table, overhead and close-up side by side.
 pub fn table(r: &[PairResult]) -> String {
     let mut out = String::from("| figure | overhead | close-up |\n|---|---|---|\n");
@@ -131,6 +153,15 @@ pub fn table(r: &[PairResult]) -> String {
     out.push_str(&row("too close to call, |margin| ≥ 0.2 mm", &tcc(0.2)));
     out.push_str(&row("too close to call, |margin| ≥ 0.5 mm", &tcc(0.5)));
     out.push_str(&row("too close to call, |margin| ≥ 1.5 mm", &tcc(1.5)));
+    out.push_str(&row("of those at ≥ 0.2 mm: overlap sure, upper not named / under 2 sigma / a gap with no felt seen", &|v| {
+        let declined: Vec<_> = v.iter().filter(|p| p.true_mm.abs() >= 0.2 && p.verdict == "too_close_to_call").collect();
+        let count = |why: Declined| declined.iter().filter(|p| declined_why(p) == why).count();
+        if declined.is_empty() { "–".into() } else { format!("{} / {} / {}", count(Declined::UpperUnnamed), count(Declined::UnderTwoSigma), count(Declined::NoFeltSeen)) }
+    }));
+    out.push_str(&row("|true − measured|, median / 95th pct (mm)", &|v| {
+        let mut e: Vec<f64> = v.iter().map(|p| (p.true_mm - p.margin_mm).abs()).collect();
+        if e.is_empty() { "–".into() } else { format!("{:.3} / {:.3}", super::quantile(&mut e, 0.5), super::quantile(&mut e, 0.95)) }
+    }));
     // "–" where a column has no pairs, as in the rows above.
     let median = |closeup: bool| {
         let mut s: Vec<f64> = r.iter().filter(|p| p.closeup == closeup).map(|p| p.sigma_mm).collect();
@@ -138,4 +169,29 @@ pub fn table(r: &[PairResult]) -> String {
     };
     out.push_str(&format!("| median sigma (mm) | {} | {} |\n", median(false), median(true)));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pair(true_mm: f64, margin_mm: f64, sigma_mm: f64, verdict: &str) -> PairResult {
+        PairResult { image: "x.jpg".into(), closeup: true, true_mm, true_upper_is_a: (true_mm > 0.0).then_some(true), margin_mm, sigma_mm, verdict: verdict.into(), right: None, upper_confidence: None, upper_evidence: None, felt_between: None }
+    }
+
+    #[test]
+    fn the_declined_calls_are_counted_by_why() {
+        let pairs = [
+            pair(1.0, 0.9, 0.2, "too_close_to_call"),  // overlap sure, upper not named
+            pair(0.4, 0.3, 0.2, "too_close_to_call"),  // under 2 sigma
+            pair(-0.3, -0.35, 0.1, "too_close_to_call"), // a gap beyond 2 sigma, no felt seen
+            pair(-0.1, -0.1, 0.1, "too_close_to_call"), // under 0.2 mm: not counted
+            pair(-0.5, -0.5, 0.1, "not_squopped"),
+        ];
+        let t = table(&pairs);
+        let row = t.lines().find(|l| l.starts_with("| of those at ≥ 0.2 mm")).unwrap_or_default();
+        assert!(row.ends_with("| – | 1 / 1 / 1 |"), "{row}");
+        let err = t.lines().find(|l| l.starts_with("| |true − measured|, median")).unwrap_or_default();
+        assert!(err.ends_with("| – | 0.050 / 0.100 |"), "{err}");
+    }
 }
