@@ -166,15 +166,12 @@ impl Crossing {
             Some((cb, dc, dc2)) => {
                 let c = chroma(v);
                 let w = ((c[0] - cb[0]) * dc[0] + (c[1] - cb[1]) * dc[1] + (c[2] - cb[2]) * dc[2]) / dc2;
-                // A mix of α inside and 1 − α beyond has the chromaticity of the two weighed by
-                // α·s_in and (1 − α)·s_beyond (their channel sums): read as w, a bright wink's
-                // blur on darker felt counts as the wink further out than half of it reaches
-                // (a yellow wink's rim a pixel out in a close-up). So α from w.
+                // Read as w, a bright wink's blur on darker felt counts as the wink further out
+                // than half of it reaches (a yellow wink's rim a pixel out in a close-up).
                 match self.sums {
                     Some((s_in, s_out)) => {
                         let w = w.clamp(0.0, 1.0);
-                        let den = w * s_out + (1.0 - w) * s_in;
-                        if den > 1e-9 { w * s_out / den } else { w }
+                        light_shares([f64::from(w), f64::from(1.0 - w)], [f64::from(s_in), f64::from(s_out)]).map_or(w, |x| x[0] as f32)
                     }
                     None => w,
                 }
@@ -185,6 +182,15 @@ impl Crossing {
             }
         }
     }
+}
+
+/// Each colour's share of a blurred mix from its share of the mix's chromaticity: a mix of shares
+/// xᵢ of colours whose channel sums are sᵢ has the chromaticity of the colours weighed by xᵢ·sᵢ,
+/// so xᵢ is as wᵢ / sᵢ. `None` when no colour has a share.
+pub(crate) fn light_shares<const N: usize>(chroma_shares: [f64; N], sums: [f64; N]) -> Option<[f64; N]> {
+    let x: [f64; N] = std::array::from_fn(|i| chroma_shares[i].max(0.0) / sums[i].max(1e-6));
+    let total: f64 = x.iter().sum();
+    (total > 1e-12).then(|| x.map(|v| v / total))
 }
 
 /// The level just past a rim replaces the far one when they differ by more than this share of

@@ -289,6 +289,8 @@ pub fn figures(results: &[FrameResult]) -> Vec<(String, String)> {
         let v: Vec<_> = sq.iter().filter(|s| s.margin_mm.abs() >= lo && s.margin_mm.abs() < hi).collect();
         pct(v.iter().filter(|s| s.right).count(), v.len())
     };
+    let [lo, hi] = SCALE_BANDS;
+    let bands = format!("frames at < {lo} / {lo}–{hi} / ≥ {hi} px per mm");
     // Squops of ≥ 1 mm that `keep` keeps (given the squop and its frame's scale).
     let big = |keep: &dyn Fn(&SquopResult, f64) -> bool| {
         let v: Vec<&SquopResult> = analysed.iter().flat_map(|r| r.squops.iter().map(move |s| (s, r.px_per_mm))).filter(|&(s, ppm)| s.margin_mm.abs() >= 1.0 && keep(s, ppm)).map(|(s, _)| s).collect();
@@ -313,11 +315,11 @@ pub fn figures(results: &[FrameResult]) -> Vec<(String, String)> {
         ("positions fully right".into(), pct(analysed.iter().filter(|r| r.fully_right).count(), results.len())),
         ("squops right, margin ≥ 1 mm: winks of one colour / of two".into(), format!("{} / {}", big(&|s: &SquopResult, _| s.same_colour), big(&|s: &SquopResult, _| !s.same_colour))),
         (
-            format!("squops right, margin ≥ 1 mm: frames at < {} / {}–{} / ≥ {} px per mm", SCALE_BANDS[0], SCALE_BANDS[0], SCALE_BANDS[1], SCALE_BANDS[1]),
+            format!("squops right, margin ≥ 1 mm: {bands}"),
             by_scale(&|lo, hi| big(&|_, ppm| (lo..hi).contains(&ppm))),
         ),
         (
-            format!("positions fully right: frames at < {} / {}–{} / ≥ {} px per mm", SCALE_BANDS[0], SCALE_BANDS[0], SCALE_BANDS[1], SCALE_BANDS[1]),
+            format!("positions fully right: {bands}"),
             by_scale(&|lo, hi| {
                 let v: Vec<_> = analysed.iter().filter(|r| (lo..hi).contains(&r.px_per_mm)).collect();
                 pct(v.iter().filter(|r| r.fully_right).count(), v.len())

@@ -7,7 +7,7 @@
 use super::view::{radius_along, PlaneView, WinkShape};
 use super::{distance_to_pair, nearest_first, Outline, Pair, NEAR_MM, REPORT_GAP_MM};
 use crate::detect::colour::{ColourModel, Lab};
-use crate::detect::fit::{ray_edges_with, Beyond, EdgeMeasure, RIM_ROUNDING, THICKNESS_MM};
+use crate::detect::fit::{light_shares, ray_edges_with, Beyond, EdgeMeasure, RIM_ROUNDING, THICKNESS_MM};
 use crate::detect::sample::LinearView;
 use crate::geometry::plane::fit_circle;
 use crate::geometry::PixelPoint;
@@ -564,12 +564,9 @@ fn felt_between(view: &LinearView<'_>, border: Felt, a: &CloseWink, b: &CloseWin
             ((e[0] * dir[0] + e[1] * dir[1]) / n2, 0.0)
         };
         // Those are shares of the chromaticity, each colour weighed by its brightness in the
-        // blurred mix (`fit::EdgeMeasure::ChromaMix`): the share of the pixel is each over its
-        // brightness, the felt's taken as the open felt's.
+        // blurred mix: the felt's share of the pixel, its brightness taken as the open felt's.
         let (alpha, beta) = (alpha.max(0.0), beta.max(0.0));
-        let felt_w = (1.0 - alpha - beta).max(0.0);
-        let (xa, xb, xf) = (alpha / sa.max(1e-6), beta / sb.max(1e-6), felt_w / border.brightness.max(1e-6));
-        (xf / (xa + xb + xf).max(1e-12)).clamp(0.0, 1.0)
+        light_shares([alpha, beta, 1.0 - alpha - beta], [sa, sb, border.brightness]).map_or(0.0, |x| x[2].clamp(0.0, 1.0))
     };
     // From 1.5 px inside a's rim to 1.5 px inside b's, sampled every quarter pixel.
     let (s0, s1) = (ra - 1.5, len - rb + 1.5);
