@@ -83,7 +83,9 @@ pub struct FrameResult {
     pub pairs: Vec<(String, String)>,
 }
 
-fn px_scale(truth: &Position) -> f64 {
+/// The frame's scale on the mat, pixels per mm: the truth's mat length in pixels over its
+/// length in mm.
+pub(super) fn px_scale(truth: &Position) -> f64 {
     let c = truth.calibration.as_ref().and_then(|c| c.mat_corners_px);
     match c {
         Some(c) => c[0].distance(c[1]) / crate::geometry::MatSpec::STANDARD.length_mm,
@@ -333,7 +335,7 @@ pub fn figures(results: &[FrameResult]) -> Vec<(String, String)> {
 pub const SCALE_BANDS: [f64; 2] = [0.6, 0.9];
 
 /// `figure(lo, hi)` for each band of [`SCALE_BANDS`], joined by " / ".
-fn by_scale(figure: &dyn Fn(f64, f64) -> String) -> String {
+pub(super) fn by_scale(figure: &dyn Fn(f64, f64) -> String) -> String {
     let edges = [0.0, SCALE_BANDS[0], SCALE_BANDS[1], f64::INFINITY];
     edges.windows(2).map(|w| figure(w[0], w[1])).collect::<Vec<_>>().join(" / ")
 }

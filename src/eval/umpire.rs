@@ -38,6 +38,9 @@ pub struct PairResult {
     pub upper_evidence: Option<String>,
     /// Close-ups: the share of felt seen between the two (`None` where it could not be read).
     pub felt_between: Option<f64>,
+    /// Overhead frames: the frame's scale on the mat, pixels per mm (the truth's mat length in
+    /// pixels over its length in mm).
+    pub px_per_mm: Option<f64>,
 }
 
 fn truth_pairs(truth: &Position) -> Vec<(PixelPoint, PixelPoint, f64, Option<bool>)> {
@@ -99,7 +102,7 @@ pub fn evaluate(cases: &[Case], ruleset: Ruleset, progress: &mut dyn FnMut(usize
                 "not_squopped" => Some(true_upper_is_a.is_none()),
                 _ => None,
             };
-            out.push(PairResult { image: name.clone(), closeup: is_close, true_mm: m, true_upper_is_a, margin_mm: p.margin_mm, sigma_mm: p.sigma_mm, verdict: p.verdict.clone(), right, upper_confidence: p.upper_confidence, upper_evidence: p.upper_evidence.clone(), felt_between: p.felt_between });
+            out.push(PairResult { image: name.clone(), closeup: is_close, true_mm: m, true_upper_is_a, margin_mm: p.margin_mm, sigma_mm: p.sigma_mm, verdict: p.verdict.clone(), right, upper_confidence: p.upper_confidence, upper_evidence: p.upper_evidence.clone(), felt_between: p.felt_between, px_per_mm: (!is_close).then(|| super::detection::px_scale(&case.truth)) });
         }
     }
     out
@@ -153,6 +156,17 @@ pub fn table(r: &[PairResult]) -> String {
     out.push_str(&row("too close to call, |margin| ≥ 0.2 mm", &tcc(0.2)));
     out.push_str(&row("too close to call, |margin| ≥ 0.5 mm", &tcc(0.5)));
     out.push_str(&row("too close to call, |margin| ≥ 1.5 mm", &tcc(1.5)));
+    // By the frame's scale: an overhead margin's sigma is mostly the outlines' fit, a fraction of
+    // a pixel, so it shrinks as the pixels per mm grow.
+    out.push_str(&row("too close to call, |margin| ≥ 0.5 mm: frames at < 0.6 / 0.6–0.9 / ≥ 0.9 px per mm", &|v| {
+        if v.iter().all(|p| p.px_per_mm.is_none()) {
+            return "–".into();
+        }
+        super::detection::by_scale(&|lo, hi| {
+            let s: Vec<_> = v.iter().filter(|p| p.true_mm.abs() >= 0.5 && p.px_per_mm.is_some_and(|k| k >= lo && k < hi)).collect();
+            pct(s.iter().filter(|p| p.verdict == "too_close_to_call").count(), s.len())
+        })
+    }));
     out.push_str(&row("of those at ≥ 0.2 mm: overlap sure, upper not named / under 2 sigma / a gap with no felt seen", &|v| {
         let declined: Vec<_> = v.iter().filter(|p| p.true_mm.abs() >= 0.2 && p.verdict == "too_close_to_call").collect();
         let count = |why: Declined| declined.iter().filter(|p| declined_why(p) == why).count();
@@ -176,7 +190,7 @@ mod tests {
     use super::*;
 
     fn pair(true_mm: f64, margin_mm: f64, sigma_mm: f64, verdict: &str) -> PairResult {
-        PairResult { image: "x.jpg".into(), closeup: true, true_mm, true_upper_is_a: (true_mm > 0.0).then_some(true), margin_mm, sigma_mm, verdict: verdict.into(), right: None, upper_confidence: None, upper_evidence: None, felt_between: None }
+        PairResult { image: "x.jpg".into(), closeup: true, true_mm, true_upper_is_a: (true_mm > 0.0).then_some(true), margin_mm, sigma_mm, verdict: verdict.into(), right: None, upper_confidence: None, upper_evidence: None, felt_between: None, px_per_mm: None }
     }
 
     #[test]
@@ -193,5 +207,21 @@ mod tests {
         assert!(row.ends_with("| – | 1 / 1 / 1 |"), "{row}");
         let err = t.lines().find(|l| l.starts_with("| |true − measured|, median")).unwrap_or_default();
         assert!(err.ends_with("| – | 0.050 / 0.100 |"), "{err}");
+    }
+
+    #[test]
+    fn overhead_declines_are_also_counted_by_the_frames_scale() {
+        let overhead = |true_mm: f64, verdict: &str, scale: f64| PairResult { closeup: false, px_per_mm: Some(scale), ..pair(true_mm, true_mm, 0.3, verdict) };
+        let pairs = [
+            overhead(0.8, "too_close_to_call", 0.5),
+            overhead(-0.7, "not_squopped", 0.5),
+            overhead(1.2, "too_close_to_call", 0.7),
+            overhead(0.3, "too_close_to_call", 0.7), // under 0.5 mm: not counted
+            overhead(-1.0, "not_squopped", 0.95),
+            pair(0.8, 0.8, 0.1, "too_close_to_call"), // a close-up: its own column
+        ];
+        let t = table(&pairs);
+        let row = t.lines().find(|l| l.starts_with("| too close to call, |margin| ≥ 0.5 mm: frames at")).unwrap_or_default();
+        assert!(row.ends_with("| 50.0% (1/2) / 100.0% (1/1) / 0.0% (0/1) | – |"), "{row}");
     }
 }
