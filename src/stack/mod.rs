@@ -700,8 +700,11 @@ mod tests {
         // Over the renderer's frames a score of 0.1 on an overlap a pixel deep named the wrong
         // wink about one time in eight: not sure enough for the umpire to name it.
         assert!(model_confidence(0.1, 1.0) < crate::umpire::MIN_UPPER_CONFIDENCE, "{}", model_confidence(0.1, 1.0));
-        // Scores of 0.3 and more on overlaps 2 px deep and more were right 98–100% of the time.
-        assert!(model_confidence(0.3, 2.5) >= crate::umpire::MIN_UPPER_CONFIDENCE, "{}", model_confidence(0.3, 2.5));
+        // Scores of 0.3 and more on overlaps 2 px deep and more were right 98–100% of the time,
+        // but on overlaps under 2 mm (the umpire's, 2.5 px at 1.25 px/mm) 0.97–0.99 was wrong 3
+        // times in 49 (session 28): the umpire names an upper that sure only deeper.
+        assert!(model_confidence(0.3, 2.5) < crate::umpire::MIN_UPPER_CONFIDENCE, "{}", model_confidence(0.3, 2.5));
+        assert!(model_confidence(0.3, 4.0) >= crate::umpire::MIN_UPPER_CONFIDENCE, "{}", model_confidence(0.3, 4.0));
         // The rules of thumb whose answers were right less than 97 times in 100 cannot name an
         // upper for the umpire however sure their own measures are.
         for most in [STOPS_SHORT_MOST, BOUNDARY_FIT_MOST, RIM_EDGE_MOST, THIN_COLOUR_MOST] {
