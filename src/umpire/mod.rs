@@ -161,6 +161,10 @@ pub struct Pair {
     /// rim could fake is `too_close_to_call`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub felt_between: Option<f64>,
+    /// Overhead: the winks of the pair whose size the evidence argues for only weakly, so that
+    /// sigma allows for the other size ([`UNSURE_SIZE_PREFERENCE`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub size_unsure: Vec<String>,
 }
 
 impl Pair {
@@ -182,6 +186,7 @@ impl Pair {
             upper_confidence: named.as_ref().map(|n| n.0),
             upper_evidence: named.map(|n| n.1),
             felt_between: None,
+            size_unsure: Vec::new(),
         }
     }
 }
@@ -203,11 +208,19 @@ pub fn verdict(margin: f64, sigma: f64, upper: Option<&str>) -> (&'static str, O
 impl Pair {
     /// The verdict in words: whose is the upper when squopped, and, when the call is too close,
     /// whether the overlap itself is certain and only which wink lies on top is not.
+    /// A call too close because a wink may be the other size says which.
     pub fn verdict_text(&self) -> String {
-        match (&*self.verdict, &self.upper) {
+        let text = match (&*self.verdict, &self.upper) {
             ("squopped", Some(u)) => format!("squopped, {u} on top"),
             ("too_close_to_call", None) if self.margin_mm > VERDICT_SIGMAS * self.sigma_mm => "they overlap, but which is on top is too close to call".into(),
             (v, _) => v.replace('_', " "),
+        };
+        if self.verdict == "too_close_to_call" && !self.size_unsure.is_empty() {
+            let who = self.size_unsure.join(" and ");
+            let verb = if self.size_unsure.len() == 1 { "may be" } else { "may each be" };
+            format!("{text} ({who} {verb} the other size)")
+        } else {
+            text
         }
     }
 }
@@ -272,7 +285,9 @@ pub fn overhead(analysis: &Analysis, near: Option<PixelPoint>) -> Vec<Pair> {
             let sq = analysis.detections.squops.iter().find(|s| (s.upper == i && s.lower == j) || (s.upper == j && s.lower == i));
             let upper = sq.filter(|s| s.confidence >= MIN_UPPER_CONFIDENCE).map(|s| found[s.upper].id.as_str());
             let named = sq.map(|s| (round3(s.confidence), s.evidence.to_string()));
-            pairs.push((how_near, Pair::called((&a.id, a.centre_px, a.colour), (&b.id, b.centre_px, b.colour), m, sigma, upper, named)));
+            let mut pair = Pair::called((&a.id, a.centre_px, a.colour), (&b.id, b.centre_px, b.colour), m, sigma, upper, named);
+            pair.size_unsure = [(a, sizes.0), (b, sizes.1)].iter().filter(|(_, s)| *s > 0.0).map(|(f, _)| f.id.clone()).collect();
+            pairs.push((how_near, pair));
         }
     }
     nearest_first(pairs)
@@ -414,12 +429,17 @@ mod tests {
     fn a_certain_overlap_with_no_upper_named_says_so() {
         let pair = |margin_mm: f64, upper: Option<&str>| {
             let (v, up) = verdict(margin_mm, 0.5, upper);
-            Pair { a: "w1".into(), b: "w2".into(), a_px: [0.0; 2], b_px: [0.0; 2], verdict: v.into(), upper: up, margin_mm, sigma_mm: 0.5, colours: [Colour::Red; 2], upper_confidence: None, upper_evidence: None, felt_between: None }
+            Pair { a: "w1".into(), b: "w2".into(), a_px: [0.0; 2], b_px: [0.0; 2], verdict: v.into(), upper: up, margin_mm, sigma_mm: 0.5, colours: [Colour::Red; 2], upper_confidence: None, upper_evidence: None, felt_between: None, size_unsure: Vec::new() }
         };
         assert_eq!(pair(8.6, Some("w1")).verdict_text(), "squopped, w1 on top");
         assert_eq!(pair(8.6, None).verdict_text(), "they overlap, but which is on top is too close to call");
         assert_eq!(pair(0.4, None).verdict_text(), "too close to call");
         assert_eq!(pair(-3.0, None).verdict_text(), "not squopped");
+        // A call too close because a wink may be the other size says so.
+        let unsure = Pair { size_unsure: vec!["w2".into()], ..pair(0.4, None) };
+        assert_eq!(unsure.verdict_text(), "too close to call (w2 may be the other size)");
+        let both = Pair { size_unsure: vec!["w1".into(), "w2".into()], ..pair(8.6, None) };
+        assert_eq!(both.verdict_text(), "they overlap, but which is on top is too close to call (w1 and w2 may each be the other size)");
     }
 
     #[test]
