@@ -291,8 +291,7 @@ pub fn figures(results: &[FrameResult]) -> Vec<(String, String)> {
         let v: Vec<_> = sq.iter().filter(|s| s.margin_mm.abs() >= lo && s.margin_mm.abs() < hi).collect();
         pct(v.iter().filter(|s| s.right).count(), v.len())
     };
-    let [lo, hi] = SCALE_BANDS;
-    let bands = format!("frames at < {lo} / {lo}–{hi} / ≥ {hi} px per mm");
+    let bands = scale_bands_label();
     // Squops of ≥ 1 mm that `keep` keeps (given the squop and its frame's scale).
     let big = |keep: &dyn Fn(&SquopResult, f64) -> bool| {
         let v: Vec<&SquopResult> = analysed.iter().flat_map(|r| r.squops.iter().map(move |s| (s, r.px_per_mm))).filter(|&(s, ppm)| s.margin_mm.abs() >= 1.0 && keep(s, ppm)).map(|(s, _)| s).collect();
@@ -333,6 +332,12 @@ pub fn figures(results: &[FrameResult]) -> Vec<(String, String)> {
 /// The scales (pixels per mm on the mat) the figures are also given between: at 1920 × 1080 the
 /// whole mat in view is 0.4–1.0 px/mm, and at 0.6 px/mm a 1 mm overlap is 0.6 px, under the blur.
 pub const SCALE_BANDS: [f64; 2] = [0.6, 0.9];
+
+/// The bands of [`SCALE_BANDS`] as a table row's label says them.
+pub(super) fn scale_bands_label() -> String {
+    let [lo, hi] = SCALE_BANDS;
+    format!("frames at < {lo} / {lo}–{hi} / ≥ {hi} px per mm")
+}
 
 /// `figure(lo, hi)` for each band of [`SCALE_BANDS`], joined by " / ".
 pub(super) fn by_scale(figure: &dyn Fn(f64, f64) -> String) -> String {

@@ -158,7 +158,7 @@ pub fn table(r: &[PairResult]) -> String {
     out.push_str(&row("too close to call, |margin| ≥ 1.5 mm", &tcc(1.5)));
     // By the frame's scale: an overhead margin's sigma is mostly the outlines' fit, a fraction of
     // a pixel, so it shrinks as the pixels per mm grow.
-    out.push_str(&row("too close to call, |margin| ≥ 0.5 mm: frames at < 0.6 / 0.6–0.9 / ≥ 0.9 px per mm", &|v| {
+    out.push_str(&row(&format!("too close to call, |margin| ≥ 0.5 mm: {}", super::detection::scale_bands_label()), &|v| {
         if v.iter().all(|p| p.px_per_mm.is_none()) {
             return "–".into();
         }
