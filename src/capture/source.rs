@@ -551,7 +551,7 @@ impl ImageSequence {
                 }
             })
             .collect();
-        files.sort_by(|a, b| numeric_key(a).cmp(&numeric_key(b)));
+        files.sort_by_key(|p| numeric_key(p));
         if files.is_empty() {
             return Err(SourceError::NoImages { path: path.to_owned() });
         }
@@ -1116,7 +1116,7 @@ mod tests {
     #[test]
     fn numbered_files_sort_by_number_and_globs_match() {
         let mut v: Vec<PathBuf> = ["f-10.jpg", "f-2.jpg", "f-1.jpg", "f-100.jpg"].iter().map(PathBuf::from).collect();
-        v.sort_by(|a, b| numeric_key(a).cmp(&numeric_key(b)));
+        v.sort_by_key(|p| numeric_key(p));
         let names: Vec<String> = v.iter().map(|p| p.display().to_string()).collect();
         assert_eq!(names, ["f-1.jpg", "f-2.jpg", "f-10.jpg", "f-100.jpg"]);
         assert!(wildcard_match("f-*.jpg", "f-10.jpg"));

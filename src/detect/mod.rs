@@ -237,7 +237,7 @@ impl Labels {
         PixelPoint::new(self.x0 as f64 + i * s + (s - 1.0) / 2.0, self.y0 as f64 + j * s + (s - 1.0) / 2.0)
     }
     /// Label coordinates of a frame point.
-    fn from_frame(&self, p: PixelPoint) -> (f64, f64) {
+    fn label_coords(&self, p: PixelPoint) -> (f64, f64) {
         let s = self.scale as f64;
         ((p.x - self.x0 as f64 - (s - 1.0) / 2.0) / s, (p.y - self.y0 as f64 - (s - 1.0) / 2.0) / s)
     }
@@ -322,7 +322,7 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
     // Felt and table colours: medians of samples on the mat and in a band beyond its edge.
     let sample_lab = |m: MatPoint| -> Option<Lab> {
         let p = cal.mat_to_image(m)?;
-        let (i, j) = labels_geom.from_frame(p);
+        let (i, j) = labels_geom.label_coords(p);
         let (i, j) = (i.round() as i32, j.round() as i32);
         (i >= 0 && j >= 0 && i < lw && j < lh).then(|| lab_px(i, j))
     };
@@ -376,7 +376,7 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
         for k in 0..48 {
             let a = k as f64 / 48.0 * std::f64::consts::TAU;
             if let Some(p) = cal.mat_to_image_at(MatPoint::new(a.cos(), a.sin()) * 23.4, POT_OPENING.1) {
-                let (i, j) = labels_geom.from_frame(p);
+                let (i, j) = labels_geom.label_coords(p);
                 let (i, j) = (i.round() as i32, j.round() as i32);
                 if i >= 0 && j >= 0 && i < lw && j < lh {
                     rim.push(lab_px(i, j));
@@ -1059,7 +1059,7 @@ fn bbox_label(l: &Labels, poly: &[PixelPoint]) -> Option<(i32, i32, i32, i32)> {
     if poly.is_empty() {
         return None;
     }
-    let pts: Vec<(f64, f64)> = poly.iter().map(|&p| l.from_frame(p)).collect();
+    let pts: Vec<(f64, f64)> = poly.iter().map(|&p| l.label_coords(p)).collect();
     let (a, c) = pts.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, c), p| (a.min(p.0), c.max(p.0)));
     let (b, d) = pts.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(b, d), p| (b.min(p.1), d.max(p.1)));
     Some((a.floor() as i32 - 1, b.floor() as i32 - 1, c.ceil() as i32 + 1, d.ceil() as i32 + 1))
@@ -1700,7 +1700,7 @@ mod tests {
         let mut img = vec![0u8; w * h * 3];
         for y in 0..h {
             for x in 0..w {
-                let c = if (x < 60 || x >= 93) && (x / 9 + y / 7) % 3 == 0 { colours[(x * 7 + y) % colours.len()] } else { felt };
+                let c = if !(60..93).contains(&x) && (x / 9 + y / 7) % 3 == 0 { colours[(x * 7 + y) % colours.len()] } else { felt };
                 img[(y * w + x) * 3..(y * w + x) * 3 + 3].copy_from_slice(&c);
             }
         }

@@ -138,7 +138,7 @@ fn outlines_of(found: &[Found], colour: Colour, labels: &Labels, except: Option<
         .enumerate()
         .filter(|&(n, f)| f.colour == colour && f.centre_mm.is_some() && Some(n) != except)
         .map(|(_, f)| {
-            let (i, j) = labels.from_frame(f.centre_px);
+            let (i, j) = labels.label_coords(f.centre_px);
             (i, j, labelled_radius(f.radius_px / s, s))
         })
         .collect()
@@ -154,7 +154,7 @@ fn crescents(mask: &ColourMask<'_>, labels: &Labels, found: &[Found], colour: Co
         if f.colour != colour || f.centre_mm.is_none() {
             continue;
         }
-        let (ci, cj) = labels.from_frame(f.centre_px);
+        let (ci, cj) = labels.label_coords(f.centre_px);
         let r = labelled_radius(f.radius_px / s, s);
         let reach = (3.2 * r + 2.0).ceil() as i32;
         let (i0, j0) = (((ci.round() as i32) - reach).max(0), ((cj.round() as i32) - reach).max(0));
@@ -229,7 +229,7 @@ pub(super) fn find_partners(view: &LinearView<'_>, cal: &Calibration, model: &Co
                 continue;
             }
             let beside = found[c.beside].clone();
-            let (ci, cj) = labels.from_frame(beside.centre_px);
+            let (ci, cj) = labels.label_coords(beside.centre_px);
             let n = c.pixels.len() as f64;
             let (gi, gj) = c.pixels.iter().fold((0.0, 0.0), |(a, b), p| (a + p.0 as f64 / n, b + p.1 as f64 / n));
             let (ux, uy) = (gi - ci, gj - cj);
@@ -256,7 +256,7 @@ pub(super) fn find_partners(view: &LinearView<'_>, cal: &Calibration, model: &Co
             if found.iter().filter(|f| f.colour == colour).any(|f| f.centre_mm.is_some_and(|m| m.distance(gc) < apart(f))) {
                 continue;
             }
-            let (gi, gj) = labels.from_frame(g.centre_px);
+            let (gi, gj) = labels.label_coords(g.centre_px);
             let gr = labelled_radius(g.radius_px / s, s);
             // Nearer than the outlines' blur and misfit allow told apart (frame pixels), it is the
             // first wink's own halo; felt where its face would be, it is not there.
@@ -280,7 +280,7 @@ pub(super) fn find_partners(view: &LinearView<'_>, cal: &Calibration, model: &Co
             // ... and each explain pixels of the colour that no other outline does.
             let again = again.filter(|a| {
                 let others = outlines_of(found, colour, labels, Some(c.beside));
-                let (ai, aj) = labels.from_frame(a.centre_px);
+                let (ai, aj) = labels.label_coords(a.centre_px);
                 let a_outline = (ai, aj, labelled_radius(a.radius_px / s, s));
                 let own = |o: (f64, f64, f64), other: (f64, f64, f64)| {
                     let mut rest = others.clone();
@@ -347,7 +347,7 @@ pub(super) fn split_piles(view: &LinearView<'_>, cal: &Calibration, model: &Colo
             continue;
         }
         let bare = |g: &Found| {
-            let (gi, gj) = labels.from_frame(g.centre_px);
+            let (gi, gj) = labels.label_coords(g.centre_px);
             bare_share(masks, (gi, gj, labelled_radius(g.radius_px / s, s) - 1.0))
         };
         if bare(&a) > MAX_BARE_SHARE || bare(&b) > MAX_BARE_SHARE {

@@ -201,8 +201,11 @@ fn inset(pts: &[PixelPoint], d: f64) -> Vec<PixelPoint> {
         .collect()
 }
 
+/// How a polygon is filled on the canvas (anti-aliased or not).
+type Fill<'a> = dyn Fn(&mut Mat, &[PixelPoint], Scalar) -> opencv::Result<()> + 'a;
+
 /// A wink: its wall's silhouette, its face, the bevel round the face and a glint.
-fn draw_wink(canvas: &mut Mat, cam: &Camera, disc: &Disc, lamp: Point3<f64>, fill: &dyn Fn(&mut Mat, &[PixelPoint], Scalar) -> opencv::Result<()>) -> opencv::Result<()> {
+fn draw_wink(canvas: &mut Mat, cam: &Camera, disc: &Disc, lamp: Point3<f64>, fill: &Fill<'_>) -> opencv::Result<()> {
     let albedo = disc.material.albedo;
     let n = disc.normal;
     let top = disc.top_centre();

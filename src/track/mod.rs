@@ -329,7 +329,7 @@ impl<A: Analyser> Tracker<A> {
                 // Everything changed but nothing foreign lies on the felt: perhaps the camera or
                 // the mat moved. Otherwise (a hand the felt test cannot see, light) wait.
                 let felt_clear = self.detector.region().is_some_and(|r| settle::nothing_foreign(&self.small, r, &self.opts.settle) == Presence::Clear);
-                if !(felt_clear && !self.fits(frame)) {
+                if !felt_clear || self.fits(frame) {
                     self.stats.refused += 1;
                     self.detector.refuse();
                     return;

@@ -630,7 +630,7 @@ impl SettleDetector {
     /// only once it persists over two frames, so the frame after a motion always looks still).
     pub fn unlooked_still(&self, t_s: f64) -> Option<f64> {
         let held = !self.moved || self.still_frames >= MIN_END_STILL_FRAMES;
-        (self.anchor.is_some() && self.phase == Phase::Settling && self.last_candidate_s.is_none() && held).then(|| t_s - self.still_since_s)
+        (self.anchor.is_some() && self.phase == Phase::Settling && self.last_candidate_s.is_none() && held).then_some(t_s - self.still_since_s)
     }
 
     /// The candidate was accepted as a settled position: it becomes the reference.

@@ -32,7 +32,7 @@ impl Bulge {
     /// [`BULGE_SIGMAS`] standard errors from none.
     pub fn upper(&self) -> Option<bool> {
         let m = self.bulge.abs();
-        (m >= MIN_BULGE && m <= MAX_BULGE && m >= BULGE_SIGMAS * self.se).then_some(self.bulge > 0.0)
+        ((MIN_BULGE..=MAX_BULGE).contains(&m) && m >= BULGE_SIGMAS * self.se).then_some(self.bulge > 0.0)
     }
 }
 
