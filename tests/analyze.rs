@@ -290,6 +290,40 @@ fn umpire_closeup_of_one_size_says_the_size_was_assumed_and_takes_it_when_given(
     Ok(())
 }
 
+/// A yellow wink resting, leaning 5°, on the rounded corner of a green one (true margin 0.04
+/// mm): felt shows under its raised rim beside where they touch, which read as light between
+/// them and called the pair apart until the yellow's shape, which the mat's plane does not
+/// explain, marked it as leaning (session 29).
+#[test]
+fn umpire_closeup_does_not_call_apart_a_squop_barely_touching_whose_upper_leans() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let (code, err) = run(winkeye().args(["synth", "--closeup", "--kind", "near-miss", "--seed", "9033", "--out"]).arg(dir.path()));
+    assert_eq!(code, 0, "{err}");
+    let truth: Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("closeup-09033.json"))?)?;
+    let squop = &truth["squops"][0];
+    assert!(squop["margin_mm"].as_f64().ok_or("margin")?.abs() < 0.1, "the scene's squop barely touches");
+    let at = |id: &Value| -> Result<(f64, f64), Box<dyn std::error::Error>> {
+        let w = truth["winks"].as_array().ok_or("winks")?.iter().find(|w| &w["id"] == id).ok_or("no such wink")?;
+        Ok((w["centre_px"][0].as_f64().ok_or("x")?, w["centre_px"][1].as_f64().ok_or("y")?))
+    };
+    let (upper, lower) = (at(&squop["upper"])?, at(&squop["lower"])?);
+    let out = dir.path().join("u.json");
+    let (code, err) = run(winkeye().arg("umpire").arg(dir.path().join("closeup-09033.jpg")).arg("--closeup").arg("--json").arg(&out));
+    assert_eq!(code, 0, "{err}");
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&out)?)?;
+    let near = |p: &Value, (x, y): (f64, f64)| -> bool { (p[0].as_f64().unwrap_or(0.0) - x).hypot(p[1].as_f64().unwrap_or(0.0) - y) < 10.0 };
+    let pair = doc["pairs"]
+        .as_array()
+        .ok_or("pairs")?
+        .iter()
+        .find(|p| (near(&p["a_px"], upper) && near(&p["b_px"], lower)) || (near(&p["a_px"], lower) && near(&p["b_px"], upper)))
+        .ok_or("the pair was not reported")?;
+    assert_ne!(pair["verdict"], "not_squopped", "{pair}");
+    let upper_id = if near(&pair["a_px"], upper) { &pair["a"] } else { &pair["b"] };
+    assert!(pair["leaning"].as_array().ok_or("no winks listed as leaning")?.contains(upper_id), "{pair}");
+    Ok(())
+}
+
 #[test]
 fn eval_detection_prints_the_table() -> TestResult {
     let dir = tempfile::tempdir()?;

@@ -30,7 +30,7 @@ mod boundary;
 mod closeup;
 mod view;
 
-pub use closeup::{close_outline, closeup, CloseWink, Closeup, CloseupError, SizeSource, ASSUMED_SIZE_SHARE};
+pub use closeup::{close_outline, closeup, CloseWink, Closeup, CloseupError, SizeSource, ASSUMED_SIZE_SHARE, LEANING_MISFIT};
 
 use crate::analyze::Analysis;
 use crate::detect::Found;
@@ -165,6 +165,11 @@ pub struct Pair {
     /// sigma allows for the other size ([`UNSURE_SIZE_PREFERENCE`]).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub size_unsure: Vec<String>,
+    /// Close-up: the winks of the pair whose outline the mat's plane does not explain, so that
+    /// they lean (on a wink beside or beneath them) and are treated as raised (no felt read
+    /// between the two, sigma for the raised rim; [`LEANING_MISFIT`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub leaning: Vec<String>,
 }
 
 impl Pair {
@@ -187,6 +192,7 @@ impl Pair {
             upper_evidence: named.map(|n| n.1),
             felt_between: None,
             size_unsure: Vec::new(),
+            leaning: Vec::new(),
         }
     }
 }
@@ -429,7 +435,7 @@ mod tests {
     fn a_certain_overlap_with_no_upper_named_says_so() {
         let pair = |margin_mm: f64, upper: Option<&str>| {
             let (v, up) = verdict(margin_mm, 0.5, upper);
-            Pair { a: "w1".into(), b: "w2".into(), a_px: [0.0; 2], b_px: [0.0; 2], verdict: v.into(), upper: up, margin_mm, sigma_mm: 0.5, colours: [Colour::Red; 2], upper_confidence: None, upper_evidence: None, felt_between: None, size_unsure: Vec::new() }
+            Pair { a: "w1".into(), b: "w2".into(), a_px: [0.0; 2], b_px: [0.0; 2], verdict: v.into(), upper: up, margin_mm, sigma_mm: 0.5, colours: [Colour::Red; 2], upper_confidence: None, upper_evidence: None, felt_between: None, size_unsure: Vec::new(), leaning: Vec::new() }
         };
         assert_eq!(pair(8.6, Some("w1")).verdict_text(), "squopped, w1 on top");
         assert_eq!(pair(8.6, None).verdict_text(), "they overlap, but which is on top is too close to call");

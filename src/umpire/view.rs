@@ -121,6 +121,13 @@ impl PlaneView {
         PixelPoint::new(s.x, s.y)
     }
 
+    /// How far one wink's shape is from what this pose draws at its place: the Frobenius norm of
+    /// the difference of the two normalised shapes (0 for a wink lying flat on the plane, as
+    /// measured; a wink leaning a few degrees, on another wink, shows as a misfit).
+    pub fn misfit(&self, s: &WinkShape) -> f64 {
+        (shape_of(&self.jacobian(s.centre)) - observed_shape(s)).norm()
+    }
+
     /// The angle between the sight line at `p` and the plane's normal, rad.
     pub fn tilt_at(&self, p: PixelPoint) -> f64 {
         let q = (p - self.principal) * (1.0 / self.focal);
@@ -161,6 +168,12 @@ fn shape_of(a: &Matrix2<f64>) -> Matrix2<f64> {
     s / top.max(1e-12)
 }
 
+/// The normalised shape of a wink's measured ellipse (major axis 1 along `major_dir`).
+fn observed_shape(s: &WinkShape) -> Matrix2<f64> {
+    let (m, mi) = (Vector2::new(s.major_dir.x, s.major_dir.y), Vector2::new(-s.major_dir.y, s.major_dir.x));
+    m * m.transpose() + mi * mi.transpose() * (s.ratio * s.ratio)
+}
+
 /// Weighted squared misfit of the winks' shapes to the pose (tilt `th`, its direction `psi`,
 /// log focal length `lf`), plus the focal length's weak prior.
 fn objective(
@@ -178,12 +191,7 @@ fn objective(
     for s in shapes {
         let q = (s.centre - principal) * (1.0 / f);
         let pred = shape_of(&jacobian(n, Matrix2x3::new(1.0, 0.0, -q.x, 0.0, 1.0, -q.y)));
-        let (m, mi) = (
-            Vector2::new(s.major_dir.x, s.major_dir.y),
-            Vector2::new(-s.major_dir.y, s.major_dir.x),
-        );
-        let obs = m * m.transpose() + mi * mi.transpose() * (s.ratio * s.ratio);
-        sum += s.weight * (pred - obs).norm_squared();
+        sum += s.weight * (pred - observed_shape(s)).norm_squared();
         wsum += s.weight;
     }
     sum + 1e-6 * wsum * ((f / f0).ln() / 0.7).powi(2)
@@ -220,6 +228,32 @@ fn refine(obj: &dyn Fn(f64, f64, f64) -> f64, start: (f64, f64, f64, f64)) -> (f
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A wink's shape as the pose `view` draws it at `p`.
+    fn drawn(view: &PlaneView, p: PixelPoint) -> WinkShape {
+        let svd = view.footprint(p, 90.0).svd(true, false);
+        let u = svd.u.expect("u was asked for");
+        let (s0, s1) = (svd.singular_values[0], svd.singular_values[1]);
+        let (major, minor, dir) = if s0 >= s1 { (s0, s1, u.column(0)) } else { (s1, s0, u.column(1)) };
+        WinkShape { centre: p, major_dir: PixelPoint::new(dir[0], dir[1]), ratio: minor / major, weight: 1.0 }
+    }
+
+    /// A wink flat on the plane fits its pose; one leaning 4–5° (on another wink), whichever way,
+    /// does not, by more than the close-up's bar for a leaning wink.
+    #[test]
+    fn a_leaning_winks_shape_does_not_fit_the_plane() {
+        let view = PlaneView { normal: normal(22f64.to_radians(), 1.0), focal: 1500.0, principal: PixelPoint::new(960.0, 540.0), rms: 0.0, sidedness: 1.0 };
+        let p = PixelPoint::new(1100.0, 600.0);
+        assert!(view.misfit(&drawn(&view, p)) < 1e-9);
+        for k in 0..8 {
+            let psi = 1.0 + k as f64 * std::f64::consts::FRAC_PI_4;
+            // The wink's own normal: the plane's turned 4.5° about a horizontal axis at angle psi.
+            let axis = Vector3::new(psi.cos(), psi.sin(), 0.0).cross(&view.normal).normalize();
+            let leaning = PlaneView { normal: nalgebra::Rotation3::from_axis_angle(&nalgebra::Unit::new_normalize(axis), 4.5f64.to_radians()) * view.normal, ..view };
+            let m = view.misfit(&drawn(&leaning, p));
+            assert!(m > super::super::closeup::LEANING_MISFIT, "leaning towards {psi:.2} rad: misfit {m:.4}");
+        }
+    }
 
     /// Shapes drawn from a known pose are fitted back to it, the right way round.
     #[test]
