@@ -214,19 +214,29 @@ pub fn verdict(margin: f64, sigma: f64, upper: Option<&str>) -> (&'static str, O
 impl Pair {
     /// The verdict in words: whose is the upper when squopped, and, when the call is too close,
     /// whether the overlap itself is certain and only which wink lies on top is not.
-    /// A call too close because a wink may be the other size says which.
+    /// A call too close says which winks may be the other size and (close-ups) which lean.
     pub fn verdict_text(&self) -> String {
         let text = match (&*self.verdict, &self.upper) {
             ("squopped", Some(u)) => format!("squopped, {u} on top"),
             ("too_close_to_call", None) if self.margin_mm > VERDICT_SIGMAS * self.sigma_mm => "they overlap, but which is on top is too close to call".into(),
             (v, _) => v.replace('_', " "),
         };
-        if self.verdict == "too_close_to_call" && !self.size_unsure.is_empty() {
-            let who = self.size_unsure.join(" and ");
+        if self.verdict != "too_close_to_call" {
+            return text;
+        }
+        let mut why = Vec::new();
+        if !self.size_unsure.is_empty() {
             let verb = if self.size_unsure.len() == 1 { "may be" } else { "may each be" };
-            format!("{text} ({who} {verb} the other size)")
-        } else {
+            why.push(format!("{} {verb} the other size", self.size_unsure.join(" and ")));
+        }
+        if !self.leaning.is_empty() {
+            let verb = if self.leaning.len() == 1 { "leans" } else { "lean" };
+            why.push(format!("{} {verb} on a wink", self.leaning.join(" and ")));
+        }
+        if why.is_empty() {
             text
+        } else {
+            format!("{text} ({})", why.join("; "))
         }
     }
 }
@@ -446,6 +456,11 @@ mod tests {
         assert_eq!(unsure.verdict_text(), "too close to call (w2 may be the other size)");
         let both = Pair { size_unsure: vec!["w1".into(), "w2".into()], ..pair(8.6, None) };
         assert_eq!(both.verdict_text(), "they overlap, but which is on top is too close to call (w1 and w2 may each be the other size)");
+        // A close-up's wink that leans is named too; a call given says neither.
+        let leans = Pair { leaning: vec!["w2".into()], ..pair(-0.1, None) };
+        assert_eq!(leans.verdict_text(), "too close to call (w2 leans on a wink)");
+        let called = Pair { leaning: vec!["w2".into()], size_unsure: vec!["w1".into()], ..pair(-3.0, None) };
+        assert_eq!(called.verdict_text(), "not squopped");
     }
 
     #[test]
