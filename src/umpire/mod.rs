@@ -280,7 +280,7 @@ pub fn overhead(analysis: &Analysis, near: Option<PixelPoint>) -> Vec<Pair> {
     let cal_sigma = analysis.calibration.rms_px / ppm * 0.5;
     let ruleset: crate::rules::Ruleset = analysis.position.ruleset.as_deref().and_then(|r| r.parse().ok()).unwrap_or_default();
     let nominal = &ruleset.spec().winks;
-    let mut pairs: Vec<(Option<f64>, Pair)> = Vec::new();
+    let mut pairs: Vec<(Option<Nearness>, Pair)> = Vec::new();
     for i in 0..found.len() {
         for j in i + 1..found.len() {
             let (a, b) = (&found[i], &found[j]);
@@ -291,8 +291,9 @@ pub fn overhead(analysis: &Analysis, near: Option<PixelPoint>) -> Vec<Pair> {
             if m <= -REPORT_GAP_MM {
                 continue;
             }
-            let how_near = near.map(|p| distance_to_pair(p, (a.centre_px, a.radius_px), (b.centre_px, b.radius_px)));
-            if how_near.is_some_and(|d| d > NEAR_MM * ppm) {
+            let outlines = ((a.centre_px, a.radius_px), (b.centre_px, b.radius_px));
+            let how_near = near.map(|p| (distance_to_pair(p, outlines.0, outlines.1), meet_distance(p, outlines.0, outlines.1)));
+            if how_near.is_some_and(|d| d.0 > NEAR_MM * ppm) {
                 continue;
             }
             let tilt = |f: &Found| if f.level > 0 { TILT_SIGMA_MM } else { 0.0 };
@@ -322,16 +323,31 @@ pub const NEAR_MM: f64 = 3.0;
 /// How far pixel `p` is from a pair of outlines (centre, radius; px): from the nearer outline
 /// (0 inside it) or from where the two meet (midway between the rims on the line of centres),
 /// whichever is less.
-pub fn distance_to_pair(p: PixelPoint, (ca, ra): (PixelPoint, f64), (cb, rb): (PixelPoint, f64)) -> f64 {
-    let d = ca.distance(cb);
-    let meet = if d > 1e-9 { ca + (cb - ca) * ((ra + d - rb) / 2.0 / d) } else { ca };
-    (p.distance(ca) - ra).min(p.distance(cb) - rb).max(0.0).min(p.distance(meet))
+pub fn distance_to_pair(p: PixelPoint, a: (PixelPoint, f64), b: (PixelPoint, f64)) -> f64 {
+    (p.distance(a.0) - a.1).min(p.distance(b.0) - b.1).max(0.0).min(meet_distance(p, a, b))
 }
 
-/// The pairs in order: with `--near`, nearest the pixel first (each tagged with its distance);
-/// else as found.
-pub fn nearest_first(mut pairs: Vec<(Option<f64>, Pair)>) -> Vec<Pair> {
-    pairs.sort_by(|x, y| x.0.unwrap_or(0.0).total_cmp(&y.0.unwrap_or(0.0)));
+/// How far pixel `p` is from where two outlines (centre, radius; px) meet: midway between the
+/// rims on the line of centres.
+pub fn meet_distance(p: PixelPoint, (ca, ra): (PixelPoint, f64), (cb, rb): (PixelPoint, f64)) -> f64 {
+    let d = ca.distance(cb);
+    let meet = if d > 1e-9 { ca + (cb - ca) * ((ra + d - rb) / 2.0 / d) } else { ca };
+    p.distance(meet)
+}
+
+/// How near `--near`'s pixel is to a pair: [`distance_to_pair`], then, between pairs it puts
+/// equally near (a pixel inside one wink is 0 from each of its pairs), [`meet_distance`], so that
+/// a pixel where two winks meet names that pair first.
+pub type Nearness = (f64, f64);
+
+/// The pairs in order: with `--near`, nearest the pixel first (each tagged with its
+/// [`Nearness`]); else as found.
+pub fn nearest_first(mut pairs: Vec<(Option<Nearness>, Pair)>) -> Vec<Pair> {
+    let key = |n: &Option<Nearness>| n.unwrap_or((0.0, 0.0));
+    pairs.sort_by(|x, y| {
+        let (a, b) = (key(&x.0), key(&y.0));
+        a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1))
+    });
     pairs.into_iter().map(|(_, p)| p).collect()
 }
 
@@ -439,6 +455,22 @@ mod tests {
         // mm apart as measured), is no longer called apart.
         assert_eq!(verdict(-2.0, 0.41, None).0, "not_squopped");
         assert_eq!(verdict(-2.0, 0.41f64.hypot(s), None).0, "too_close_to_call");
+    }
+
+    /// A pixel just inside one wink, where it meets a second, is as near every pair of the first
+    /// (0: inside it), so the pair meeting there is named first.
+    #[test]
+    fn near_a_pixel_where_two_winks_meet_that_pair_comes_first() {
+        let (a, b, c) = ((PixelPoint::new(100.0, 100.0), 50.0), (PixelPoint::new(200.0, 100.0), 50.0), (PixelPoint::new(100.0, 200.0), 50.0));
+        let p = PixelPoint::new(148.0, 100.0);
+        let tagged = |x: (PixelPoint, f64), y: (PixelPoint, f64), id: &str| {
+            let pair = Pair::called((id, x.0, Colour::Red), ("w9", y.0, Colour::Blue), 0.0, 1.0, None, None);
+            (Some((distance_to_pair(p, x, y), meet_distance(p, x, y))), pair)
+        };
+        let pairs = vec![tagged(a, c, "ac"), tagged(a, b, "ab")];
+        assert_eq!(distance_to_pair(p, a, c), distance_to_pair(p, a, b));
+        let order: Vec<String> = nearest_first(pairs).into_iter().map(|p| p.a).collect();
+        assert_eq!(order, ["ab", "ac"]);
     }
 
     #[test]
