@@ -238,9 +238,10 @@ pub fn score(truth: &Position, got: &Position, r: &mut FrameResult) {
         let read = got.squops.iter().find(|g| (g.upper == u && g.lower == l) || (g.upper == l && g.lower == u)).map(|g| (g.extra.get("evidence").and_then(|e| e.as_str()).unwrap_or("?").to_string(), g.confidence.unwrap_or(0.0)));
         if !right {
             squops_ok = false;
-            // The reading it was taken for, and on what evidence, so the failures can be sorted.
-            let how = match got.squops.iter().find(|s| s.upper == l && s.lower == u) {
-                Some(g) => format!("upside down ({}, confidence {:.2})", g.extra.get("evidence").and_then(|e| e.as_str()).unwrap_or("?"), g.confidence.unwrap_or(0.0)),
+            // The reading it was taken for, and on what evidence, so the failures can be sorted (not
+            // right: any squop found between the two is the other way up).
+            let how = match &read {
+                Some((evidence, confidence)) => format!("upside down ({evidence}, confidence {confidence:.2})"),
                 None => "missed".to_string(),
             };
             let name = |id: &str| tw.iter().find(|t| t.id == id).map_or(String::new(), |t| format!("{} {}", t.colour, t.size.name()));

@@ -5,7 +5,7 @@
 //! outlines and scaled to the plane.
 
 use super::view::{radius_along, PlaneView, WinkShape};
-use super::{distance_to_pair, meet_distance, nearest_first, Outline, Pair, NEAR_MM, REPORT_GAP_MM};
+use super::{nearest_first, nearness, Outline, Pair, NEAR_MM, REPORT_GAP_MM};
 use crate::detect::colour::{ColourModel, Lab};
 use crate::detect::fit::{light_shares, ray_edges_with, Beyond, EdgeMeasure, RIM_ROUNDING, THICKNESS_MM};
 use crate::detect::sample::LinearView;
@@ -261,8 +261,7 @@ pub fn closeup(
     for i in 0..n {
         for j in i + 1..n {
             let (a, b) = (&winks[i], &winks[j]);
-            let outlines = ((a.centre, a.axes.0), (b.centre, b.axes.0));
-            let how_near = near.map(|p| (distance_to_pair(p, outlines.0, outlines.1), meet_distance(p, outlines.0, outlines.1)));
+            let how_near = near.map(|p| nearness(p, (a.centre, a.axes.0), (b.centre, b.axes.0)));
             if how_near.is_some_and(|d| d.0 * mm_per_px > NEAR_MM) {
                 continue;
             }

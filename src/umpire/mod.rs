@@ -291,8 +291,7 @@ pub fn overhead(analysis: &Analysis, near: Option<PixelPoint>) -> Vec<Pair> {
             if m <= -REPORT_GAP_MM {
                 continue;
             }
-            let outlines = ((a.centre_px, a.radius_px), (b.centre_px, b.radius_px));
-            let how_near = near.map(|p| (distance_to_pair(p, outlines.0, outlines.1), meet_distance(p, outlines.0, outlines.1)));
+            let how_near = near.map(|p| nearness(p, (a.centre_px, a.radius_px), (b.centre_px, b.radius_px)));
             if how_near.is_some_and(|d| d.0 > NEAR_MM * ppm) {
                 continue;
             }
@@ -339,6 +338,11 @@ pub fn meet_distance(p: PixelPoint, (ca, ra): (PixelPoint, f64), (cb, rb): (Pixe
 /// equally near (a pixel inside one wink is 0 from each of its pairs), [`meet_distance`], so that
 /// a pixel where two winks meet names that pair first.
 pub type Nearness = (f64, f64);
+
+/// The [`Nearness`] of pixel `p` to a pair of outlines (centre, radius; px).
+pub fn nearness(p: PixelPoint, a: (PixelPoint, f64), b: (PixelPoint, f64)) -> Nearness {
+    (distance_to_pair(p, a, b), meet_distance(p, a, b))
+}
 
 /// The pairs in order: with `--near`, nearest the pixel first (each tagged with its
 /// [`Nearness`]); else as found.
@@ -465,7 +469,7 @@ mod tests {
         let p = PixelPoint::new(148.0, 100.0);
         let tagged = |x: (PixelPoint, f64), y: (PixelPoint, f64), id: &str| {
             let pair = Pair::called((id, x.0, Colour::Red), ("w9", y.0, Colour::Blue), 0.0, 1.0, None, None);
-            (Some((distance_to_pair(p, x, y), meet_distance(p, x, y))), pair)
+            (Some(nearness(p, x, y)), pair)
         };
         let pairs = vec![tagged(a, c, "ac"), tagged(a, b, "ab")];
         assert_eq!(distance_to_pair(p, a, c), distance_to_pair(p, a, b));
