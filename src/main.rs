@@ -525,6 +525,9 @@ fn cmd_umpire(args: &UmpireArgs) -> Result<()> {
     };
     for p in &pairs {
         eprintln!("{} ({}) / {} ({}): margin {:+.2} ± {:.2} mm → {}", p.a, p.colours[0], p.b, p.colours[1], p.margin_mm, p.sigma_mm, p.verdict_text());
+        if let Some(advice) = &p.advice {
+            eprintln!("    {advice}");
+        }
     }
     match (pairs.is_empty(), args.near) {
         (true, Some(p)) => eprintln!("{}: no winks near ({2:.0}, {3:.0}) (within {1} mm) overlap or come within {4} mm of each other", args.image.display(), umpire::NEAR_MM, p.x, p.y, umpire::REPORT_GAP_MM),

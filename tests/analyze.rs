@@ -182,10 +182,14 @@ fn umpire_calls_the_clear_squop_and_says_how_sure() -> TestResult {
     for p in pairs {
         let (m, s) = (p["margin_mm"].as_f64().ok_or("margin")?, p["sigma_mm"].as_f64().ok_or("sigma")?);
         assert!(m > -3.0 && s > 0.0, "{p}");
+        // Sigma's parts, largest first, add up to it in quadrature (each rounded to a µm).
+        let parts: Vec<f64> = p["sigma_parts"].as_array().ok_or("sigma_parts")?.iter().filter_map(|q| q["mm"].as_f64()).collect();
+        assert!(parts.windows(2).all(|w| w[0] >= w[1]), "{p}");
+        assert!((parts.iter().map(|x| x * x).sum::<f64>().sqrt() - s).abs() < 0.003, "{p}");
         match p["verdict"].as_str() {
-            Some("squopped") => assert!(m > 0.0 && p["upper"].is_string(), "{p}"),
-            Some("not_squopped") => assert!(m < 0.0 && p["upper"].is_null(), "{p}"),
-            Some("too_close_to_call") => assert!(p["upper"].is_null()),
+            Some("squopped") => assert!(m > 0.0 && p["upper"].is_string() && p["advice"].is_null(), "{p}"),
+            Some("not_squopped") => assert!(m < 0.0 && p["upper"].is_null() && p["advice"].is_null(), "{p}"),
+            Some("too_close_to_call") => assert!(p["upper"].is_null() && p["advice"].is_string(), "{p}"),
             other => panic!("verdict {other:?}"),
         }
     }

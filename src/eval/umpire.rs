@@ -11,7 +11,7 @@ use crate::capture::load_image;
 use crate::geometry::PixelPoint;
 use crate::report::position::{Position, WinkState};
 use crate::rules::Ruleset;
-use crate::umpire::{closeup, overhead, Pair};
+use crate::umpire::{closeup, overhead, Budget, Pair};
 
 /// One matched pair.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -28,6 +28,8 @@ pub struct PairResult {
     pub margin_mm: f64,
     /// Its sigma, mm.
     pub sigma_mm: f64,
+    /// What the sigma is made of.
+    pub sigma_parts: Budget,
     /// The verdict.
     pub verdict: String,
     /// Whether the verdict, when given, is right.
@@ -102,7 +104,7 @@ pub fn evaluate(cases: &[Case], ruleset: Ruleset, progress: &mut dyn FnMut(usize
                 "not_squopped" => Some(true_upper_is_a.is_none()),
                 _ => None,
             };
-            out.push(PairResult { image: name.clone(), closeup: is_close, true_mm: m, true_upper_is_a, margin_mm: p.margin_mm, sigma_mm: p.sigma_mm, verdict: p.verdict.clone(), right, upper_confidence: p.upper_confidence, upper_evidence: p.upper_evidence.clone(), felt_between: p.felt_between, px_per_mm: (!is_close).then(|| super::detection::px_scale(&case.truth)) });
+            out.push(PairResult { image: name.clone(), closeup: is_close, true_mm: m, true_upper_is_a, margin_mm: p.margin_mm, sigma_mm: p.sigma_mm, sigma_parts: p.sigma_parts.clone(), verdict: p.verdict.clone(), right, upper_confidence: p.upper_confidence, upper_evidence: p.upper_evidence.clone(), felt_between: p.felt_between, px_per_mm: (!is_close).then(|| super::detection::px_scale(&case.truth)) });
         }
     }
     out
@@ -172,6 +174,19 @@ pub fn table(r: &[PairResult]) -> String {
         let count = |why: Declined| declined.iter().filter(|p| declined_why(p) == why).count();
         if declined.is_empty() { "–".into() } else { format!("{} / {} / {}", count(Declined::UpperUnnamed), count(Declined::UnderTwoSigma), count(Declined::NoFeltSeen)) }
     }));
+    // What would have had to shrink: the largest part of each such call's sigma.
+    out.push_str(&row("of those under 2 sigma, by sigma's largest part", &|v| {
+        let mut by: Vec<(&str, usize)> = Vec::new();
+        for p in v.iter().filter(|p| p.true_mm.abs() >= 0.2 && p.verdict == "too_close_to_call" && declined_why(p) == Declined::UnderTwoSigma) {
+            let source = p.sigma_parts.parts().first().map_or("?", |s| s.source);
+            match by.iter_mut().find(|b| b.0 == source) {
+                Some(b) => b.1 += 1,
+                None => by.push((source, 1)),
+            }
+        }
+        by.sort_by(|x, y| y.1.cmp(&x.1).then(x.0.cmp(y.0)));
+        if by.is_empty() { "–".into() } else { by.iter().map(|(s, n)| format!("{s} {n}")).collect::<Vec<_>>().join(", ") }
+    }));
     out.push_str(&row("|true − measured|, median / 95th pct (mm)", &|v| {
         let mut e: Vec<f64> = v.iter().map(|p| (p.true_mm - p.margin_mm).abs()).collect();
         if e.is_empty() { "–".into() } else { format!("{:.3} / {:.3}", super::quantile(&mut e, 0.5), super::quantile(&mut e, 0.95)) }
@@ -190,14 +205,14 @@ mod tests {
     use super::*;
 
     fn pair(true_mm: f64, margin_mm: f64, sigma_mm: f64, verdict: &str) -> PairResult {
-        PairResult { image: "x.jpg".into(), closeup: true, true_mm, true_upper_is_a: (true_mm > 0.0).then_some(true), margin_mm, sigma_mm, verdict: verdict.into(), right: None, upper_confidence: None, upper_evidence: None, felt_between: None, px_per_mm: None }
+        PairResult { image: "x.jpg".into(), closeup: true, true_mm, true_upper_is_a: (true_mm > 0.0).then_some(true), margin_mm, sigma_mm, sigma_parts: Default::default(), verdict: verdict.into(), right: None, upper_confidence: None, upper_evidence: None, felt_between: None, px_per_mm: None }
     }
 
     #[test]
     fn the_declined_calls_are_counted_by_why() {
         let pairs = [
             pair(1.0, 0.9, 0.2, "too_close_to_call"),  // overlap sure, upper not named
-            pair(0.4, 0.3, 0.2, "too_close_to_call"),  // under 2 sigma
+            PairResult { sigma_parts: Budget::of(&[("roundness", 0.05), ("edge_bias", 0.19)]), ..pair(0.4, 0.3, 0.2, "too_close_to_call") }, // under 2 sigma
             pair(-0.3, -0.35, 0.1, "too_close_to_call"), // a gap beyond 2 sigma, no felt seen
             pair(-0.1, -0.1, 0.1, "too_close_to_call"), // under 0.2 mm: not counted
             pair(-0.5, -0.5, 0.1, "not_squopped"),
@@ -205,6 +220,8 @@ mod tests {
         let t = table(&pairs);
         let row = t.lines().find(|l| l.starts_with("| of those at ≥ 0.2 mm")).unwrap_or_default();
         assert!(row.ends_with("| – | 1 / 1 / 1 |"), "{row}");
+        let largest = t.lines().find(|l| l.starts_with("| of those under 2 sigma")).unwrap_or_default();
+        assert!(largest.ends_with("| – | edge_bias 1 |"), "{largest}");
         let err = t.lines().find(|l| l.starts_with("| |true − measured|, median")).unwrap_or_default();
         assert!(err.ends_with("| – | 0.050 / 0.100 |"), "{err}");
     }

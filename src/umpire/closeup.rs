@@ -5,7 +5,7 @@
 //! outlines and scaled to the plane.
 
 use super::view::{radius_along, PlaneView, WinkShape};
-use super::{nearest_first, nearness, Outline, Pair, NEAR_MM, REPORT_GAP_MM};
+use super::{nearest_first, nearness, Budget, Outline, Pair, NEAR_MM, REPORT_GAP_MM};
 use crate::detect::colour::{ColourModel, Lab};
 use crate::detect::fit::{light_shares, ray_edges_with, Beyond, EdgeMeasure, RIM_ROUNDING, THICKNESS_MM};
 use crate::detect::sample::LinearView;
@@ -272,7 +272,7 @@ pub fn closeup(
                 continue;
             };
             // An assumed size scales the whole margin.
-            let sigma = sigma.hypot(size_share * m);
+            let sigma = sigma.with("assumed_size", size_share * m.abs());
             if m <= -REPORT_GAP_MM {
                 continue;
             }
@@ -281,7 +281,7 @@ pub fn closeup(
                 (&a.id, a.centre, a.colour),
                 (&b.id, b.centre, b.colour),
                 m,
-                sigma,
+                &sigma,
                 up_id,
                 upper[i][j].map(|_| (1.0, if a.colour == b.colour { "boundary_bulge" } else { "colour_stops_short" }.to_string())),
             );
@@ -289,6 +289,7 @@ pub fn closeup(
             pair.leaning = [(a, leaning[i]), (b, leaning[j])].iter().filter(|(_, l)| *l).map(|(w, _)| w.id.clone()).collect();
             let hide = THICKNESS_MM * plane.tilt_at((a.centre + b.centre) * 0.5).tan();
             weigh_felt(&mut pair, felt, SEEN_GAP_PX * mm_per_px, hide);
+            pair.advice = pair.advise(true);
             pairs.push((how_near, pair));
         }
     }
@@ -365,7 +366,7 @@ fn margin(
     upper: Option<bool>,
     raised: (bool, bool),
     felt_seen: bool,
-) -> Option<(f64, f64)> {
+) -> Option<(f64, Budget)> {
     let (ra, rb) = (nominal.of(a.size) / 2.0, nominal.of(b.size) / 2.0);
     let sided = plane.sidedness >= MIN_SIDEDNESS;
     let lift = |w: &CloseWink, r: f64| plane.raised_shift(w.centre, w.axes.0, r, 0.5 * THICKNESS_MM);
@@ -417,8 +418,6 @@ fn margin(
     // thickness and rounding against the model, across the tilt; the raised rim's displacement
     // not taken back; the scale's few per cent of the margin; the rims' roundness.
     let fit = |w: &CloseWink| w.rms_px / ((w.edges.len().max(3) as f64) / 2.0).sqrt();
-    let px =
-        (fit(a).powi(2) + fit(b).powi(2) + 2.0 * CLOSE_EDGE_BIAS_PX.powi(2)).sqrt() * mm_per_px_u;
     let model = 0.5 * plane.rms * (ra + rb) * across;
     let wall_sd = WALL_SIGMA_MM * tan_tilt * across;
     let raised = if !(a_up || b_up) && (felt_seen || m <= -disguise.min(seen_gap)) {
@@ -428,13 +427,17 @@ fn margin(
     } else {
         disguise.max(MIN_RAISED_SIGMA_MM)
     };
-    let sigma = (px.powi(2)
-        + model.powi(2)
-        + wall_sd.powi(2)
-        + raised.powi(2)
-        + (SCALE_SIGMA * m).powi(2)
-        + ROUNDNESS_SIGMA_MM.powi(2))
-    .sqrt();
+    let sigma = Budget::of(&[
+        ("outline_fit", fit(a).hypot(fit(b)) * mm_per_px_u),
+        ("edge_bias", std::f64::consts::SQRT_2 * CLOSE_EDGE_BIAS_PX * mm_per_px_u),
+        ("plane_misfit", model),
+        ("wall", wall_sd),
+        // The raised rim's part that is the way up not being known, apart.
+        ("raised_rim", (raised * raised - which.min(raised).powi(2)).sqrt()),
+        ("upper_unknown", which.min(raised)),
+        ("scale", SCALE_SIGMA * m.abs()),
+        ("roundness", ROUNDNESS_SIGMA_MM),
+    ]);
     Some((m, sigma))
 }
 
@@ -1019,7 +1022,8 @@ mod tests {
             96
         ];
         b.edges = a.edges.clone();
-        let (m, sd) = margin(&plane, &a, &b, &nominal, None, (false, false), false).expect("a margin");
+        let (m, budget) = margin(&plane, &a, &b, &nominal, None, (false, false), false).expect("a margin");
+        let sd = budget.sigma();
         let k = (11.0 / 52.0 + 11.0 / 50.0) / 2.0;
         assert!(
             (m + 2.0 * k).abs() < 0.01,
@@ -1136,7 +1140,7 @@ mod tests {
     }
 
     fn pair(margin: f64, verdict: &str) -> Pair {
-        let mut p = Pair::called(("w1", PixelPoint::new(0.0, 0.0), Colour::Red), ("w2", PixelPoint::new(10.0, 0.0), Colour::Blue), margin, 0.2, None, None);
+        let mut p = Pair::called(("w1", PixelPoint::new(0.0, 0.0), Colour::Red), ("w2", PixelPoint::new(10.0, 0.0), Colour::Blue), margin, &Budget::of(&[("outline_fit", 0.2)]), None, None);
         p.verdict = verdict.into();
         p
     }

@@ -149,6 +149,10 @@ pub struct Pair {
     pub margin_mm: f64,
     /// One standard deviation of the margin, mm.
     pub sigma_mm: f64,
+    /// What `sigma_mm` is made of: each independent source's sd, mm, largest first (they add in
+    /// quadrature), so an umpire sees what limits the call.
+    #[serde(skip_serializing_if = "Budget::is_empty")]
+    pub sigma_parts: Budget,
     /// Colours, for people.
     pub colours: [Colour; 2],
     /// How sure the stacking evidence is of which wink is on top (0.5–1), when it named one.
@@ -170,14 +174,18 @@ pub struct Pair {
     /// between the two, sigma for the raised rim; [`LEANING_MISFIT`]).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub leaning: Vec<String>,
+    /// A call too close: what keeps it from being made and what second look would make it
+    /// (rule D.1's "from more than one standing position"), from [`Pair::advise`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub advice: Option<String>,
 }
 
 impl Pair {
     /// A pair with its verdict by the rule: winks as (id, image centre, colour); `upper` the
     /// wink the stacking evidence names surely enough, `named` what named one at all (confidence
     /// and evidence).
-    pub fn called(a: (&str, PixelPoint, Colour), b: (&str, PixelPoint, Colour), margin: f64, sigma: f64, upper: Option<&str>, named: Option<(f64, String)>) -> Pair {
-        let (v, up) = verdict(margin, sigma, upper);
+    pub fn called(a: (&str, PixelPoint, Colour), b: (&str, PixelPoint, Colour), margin: f64, sigma: &Budget, upper: Option<&str>, named: Option<(f64, String)>) -> Pair {
+        let (v, up) = verdict(margin, sigma.sigma(), upper);
         Pair {
             a: a.0.to_string(),
             b: b.0.to_string(),
@@ -186,14 +194,89 @@ impl Pair {
             verdict: v.into(),
             upper: up,
             margin_mm: round3(margin),
-            sigma_mm: round3(sigma),
+            sigma_mm: round3(sigma.sigma()),
+            sigma_parts: sigma.rounded(),
             colours: [a.2, b.2],
             upper_confidence: named.as_ref().map(|n| n.0),
             upper_evidence: named.map(|n| n.1),
             felt_between: None,
             size_unsure: Vec::new(),
             leaning: Vec::new(),
+            advice: None,
         }
+    }
+}
+
+/// One independent source of a margin's uncertainty.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct SigmaPart {
+    /// What it is: `outline_fit`, `edge_bias`, `real_diameters`, `tilt`, `calibration`,
+    /// `wink_size`, `plane_misfit`, `wall`, `raised_rim`, `upper_unknown`, `scale`, `roundness`,
+    /// `assumed_size`.
+    pub source: &'static str,
+    /// Its standard deviation, mm.
+    pub mm: f64,
+}
+
+impl SigmaPart {
+    /// The source in words.
+    pub fn describe(&self) -> &'static str {
+        match self.source {
+            "outline_fit" => "the outlines' fit",
+            "edge_bias" => "where the rims' edges fall",
+            "real_diameters" => "the winks' true diameters",
+            "tilt" => "the tilt of a wink resting on another",
+            "calibration" => "the mat's calibration",
+            "wink_size" => "a wink's size",
+            "plane_misfit" => "the mat's pose",
+            "wall" => "the winks' walls",
+            "raised_rim" => "a raised rim seen at a slant",
+            "upper_unknown" => "not knowing which wink is raised",
+            "scale" => "the scale",
+            "roundness" => "the rims' roundness",
+            "assumed_size" => "the winks' size, assumed",
+            other => other,
+        }
+    }
+}
+
+/// A margin's uncertainty as its independent sources, which add in quadrature.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(transparent)]
+pub struct Budget(Vec<SigmaPart>);
+
+impl Budget {
+    /// The sources that count (sd over 0), largest first.
+    pub fn of(parts: &[(&'static str, f64)]) -> Budget {
+        let mut kept: Vec<SigmaPart> = parts.iter().filter(|p| p.1 > 0.0).map(|&(source, mm)| SigmaPart { source, mm }).collect();
+        kept.sort_by(|x, y| y.mm.total_cmp(&x.mm));
+        Budget(kept)
+    }
+
+    /// This budget with one more source.
+    pub fn with(mut self, source: &'static str, mm: f64) -> Budget {
+        self.0.push(SigmaPart { source, mm });
+        Budget::of(&self.0.iter().map(|p| (p.source, p.mm)).collect::<Vec<_>>())
+    }
+
+    /// One standard deviation of the margin, mm: the sources added in quadrature.
+    pub fn sigma(&self) -> f64 {
+        self.0.iter().map(|p| p.mm * p.mm).sum::<f64>().sqrt()
+    }
+
+    /// The sources, largest first.
+    pub fn parts(&self) -> &[SigmaPart] {
+        &self.0
+    }
+
+    /// No sources (a pair made by hand).
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The same with each sd rounded to a micrometre, for the document.
+    fn rounded(&self) -> Budget {
+        Budget(self.0.iter().map(|p| SigmaPart { mm: round3(p.mm), ..*p }).collect())
     }
 }
 
@@ -238,6 +321,49 @@ impl Pair {
         } else {
             format!("{text} ({})", why.join("; "))
         }
+    }
+}
+
+/// A camera cannot tell a margin finer than this (the rims' roundness alone), mm.
+const FINEST_CALL_MM: f64 = 0.05;
+
+impl Pair {
+    /// For a call too close: what keeps it from being made and the second look that would make
+    /// it (rule D.1: view from more than one position). The overlap sure but its upper unnamed:
+    /// a look from beside the pair. A gap measured but no felt seen in it (close-ups): a view
+    /// more nearly from above, where a raised rim cannot open one. Else the sigma's largest
+    /// source and the view that shrinks it: closer for the edges, more nearly from above for
+    /// raised rims, a close-up for what the frame cannot measure; with the sigma a call at this
+    /// margin needs (the margin over [`VERDICT_SIGMAS`]) unless that is finer than a camera
+    /// measures ([`FINEST_CALL_MM`]). `closeup`: the pair is from a close-up.
+    pub fn advise(&self, closeup: bool) -> Option<String> {
+        if self.verdict != "too_close_to_call" {
+            return None;
+        }
+        let bound = VERDICT_SIGMAS * self.sigma_mm;
+        if self.margin_mm > bound {
+            return Some(if closeup {
+                "the overlap is sure; to see which wink lies on top, look from low beside the pair".into()
+            } else {
+                "the overlap is sure; a close-up of the pair (--closeup) or a look from beside it shows which wink lies on top".into()
+            });
+        }
+        if -self.margin_mm > bound {
+            return Some("no felt shows in the gap, which a raised rim seen at a slant could open: photograph from more nearly straight above".into());
+        }
+        let top = self.sigma_parts.parts().first()?;
+        let how = match (top.source, closeup) {
+            ("outline_fit" | "edge_bias" | "calibration", true) => "come closer",
+            ("outline_fit" | "edge_bias" | "calibration", false) => "a close-up of the pair (--closeup) has more pixels per mm",
+            ("raised_rim" | "wall" | "plane_misfit", _) => "photograph from more nearly straight above",
+            ("upper_unknown", _) => "photograph from more nearly straight above, or look from low beside the pair to see which wink lies on top",
+            ("assumed_size", _) => "say --wink-size, or show a wink of the other size in the photo",
+            ("real_diameters" | "tilt" | "wink_size", _) => "a close-up of the pair (--closeup) measures the winks themselves",
+            _ => "look again from another position",
+        };
+        let need = self.margin_mm.abs() / VERDICT_SIGMAS;
+        let needs = if need >= FINEST_CALL_MM { format!("a call at this margin needs sigma under {need:.2} mm; ") } else { String::new() };
+        Some(format!("{needs}most of the {:.2} mm is {} ({:.2} mm): {how}", self.sigma_mm, top.describe(), top.mm))
     }
 }
 
@@ -297,12 +423,19 @@ pub fn overhead(analysis: &Analysis, near: Option<PixelPoint>) -> Vec<Pair> {
             }
             let tilt = |f: &Found| if f.level > 0 { TILT_SIGMA_MM } else { 0.0 };
             let sizes = (size_sigma(a, nominal), size_sigma(b, nominal));
-            let sigma = (centre_sigma(a, ppm).powi(2) + centre_sigma(b, ppm).powi(2) + 2.0 * DIAMETER_SIGMA_MM.powi(2) + tilt(a).powi(2) + tilt(b).powi(2) + cal_sigma.powi(2) + sizes.0.powi(2) + sizes.1.powi(2)).sqrt();
+            let sigma = Budget::of(&[
+                ("outline_fit", centre_sigma(a, ppm).hypot(centre_sigma(b, ppm))),
+                ("real_diameters", std::f64::consts::SQRT_2 * DIAMETER_SIGMA_MM),
+                ("tilt", tilt(a).hypot(tilt(b))),
+                ("calibration", cal_sigma),
+                ("wink_size", sizes.0.hypot(sizes.1)),
+            ]);
             let sq = analysis.detections.squops.iter().find(|s| (s.upper == i && s.lower == j) || (s.upper == j && s.lower == i));
             let upper = sq.filter(|s| s.confidence >= MIN_UPPER_CONFIDENCE).map(|s| found[s.upper].id.as_str());
             let named = sq.map(|s| (round3(s.confidence), s.evidence.to_string()));
-            let mut pair = Pair::called((&a.id, a.centre_px, a.colour), (&b.id, b.centre_px, b.colour), m, sigma, upper, named);
+            let mut pair = Pair::called((&a.id, a.centre_px, a.colour), (&b.id, b.centre_px, b.colour), m, &sigma, upper, named);
             pair.size_unsure = [(a, sizes.0), (b, sizes.1)].iter().filter(|(_, s)| *s > 0.0).map(|(f, _)| f.id.clone()).collect();
+            pair.advice = pair.advise(false);
             pairs.push((how_near, pair));
         }
     }
@@ -373,6 +506,9 @@ pub fn overhead_outline(analysis: &Analysis, id: &str) -> Option<Outline> {
     )
 }
 
+/// The evidence picture's advice is written this large, px.
+const ADVICE_PX: f32 = 17.0;
+
 /// The evidence picture: a zoomed crop round the pair with both fitted outlines, the overlap
 /// filled (or the gap marked), and the margin ± sigma and verdict written under it.
 pub fn evidence(bgr: &Mat, pair: &Pair, a: &Outline, b: &Outline, colours: [Colour; 2]) -> Result<image::RgbImage, opencv::Error> {
@@ -392,7 +528,9 @@ pub fn evidence(bgr: &Mat, pair: &Pair, a: &Outline, b: &Outline, colours: [Colo
     let crop = image::imageops::crop_imm(&frame, x0 as u32, y0 as u32, cw, ch).to_image();
     let (zw, zh) = ((cw as f64 * zoom) as u32, (ch as f64 * zoom) as u32);
     let zoomed = image::imageops::resize(&crop, zw, zh, image::imageops::FilterType::Triangle);
-    let text_h = 70u32;
+    // The advice, wrapped to the picture's width, in lines under the verdict's two.
+    let advice = pair.advice.as_deref().map_or_else(Vec::new, |a| draw::wrap(a, ADVICE_PX, zw.saturating_sub(20).max(100)));
+    let text_h = 70 + 22 * advice.len() as u32;
     let mut img = image::RgbImage::from_pixel(zw, zh + text_h, Rgb([20, 20, 20]));
     image::imageops::replace(&mut img, &zoomed, 0, 0);
     // Pixel i of the crop (centre at i in the frame's convention) spans [i, i + 1) × zoom.
@@ -426,6 +564,9 @@ pub fn evidence(bgr: &Mat, pair: &Pair, a: &Outline, b: &Outline, colours: [Colo
     let line2 = format!("verdict: {}", pair.verdict_text());
     draw::text(&mut img, 10, zh as i32 + 8, 20.0, white, &line1);
     draw::text(&mut img, 10, zh as i32 + 36, 20.0, white, &line2);
+    for (k, line) in advice.iter().enumerate() {
+        draw::text(&mut img, 10, zh as i32 + 64 + 22 * k as i32, ADVICE_PX, Rgb([255, 220, 120]), line);
+    }
     Ok(img)
 }
 
@@ -468,7 +609,7 @@ mod tests {
         let (a, b, c) = ((PixelPoint::new(100.0, 100.0), 50.0), (PixelPoint::new(200.0, 100.0), 50.0), (PixelPoint::new(100.0, 200.0), 50.0));
         let p = PixelPoint::new(148.0, 100.0);
         let tagged = |x: (PixelPoint, f64), y: (PixelPoint, f64), id: &str| {
-            let pair = Pair::called((id, x.0, Colour::Red), ("w9", y.0, Colour::Blue), 0.0, 1.0, None, None);
+            let pair = Pair::called((id, x.0, Colour::Red), ("w9", y.0, Colour::Blue), 0.0, &Budget::of(&[("outline_fit", 1.0)]), None, None);
             (Some(nearness(p, x, y)), pair)
         };
         let pairs = vec![tagged(a, c, "ac"), tagged(a, b, "ab")];
@@ -478,10 +619,47 @@ mod tests {
     }
 
     #[test]
+    fn a_margins_sigma_is_its_parts_in_quadrature_largest_first() {
+        let b = Budget::of(&[("outline_fit", 0.3), ("edge_bias", 0.4), ("wall", 0.0)]);
+        assert!((b.sigma() - 0.5).abs() < 1e-12);
+        let sources: Vec<&str> = b.parts().iter().map(|p| p.source).collect();
+        assert_eq!(sources, ["edge_bias", "outline_fit"]);
+        let more = b.with("scale", 1.2);
+        assert_eq!(more.parts()[0].source, "scale");
+        assert!((more.sigma() - 1.3).abs() < 1e-12);
+        assert!(Budget::default().is_empty() && Budget::default().sigma() == 0.0);
+    }
+
+    #[test]
+    fn a_call_too_close_says_what_second_look_would_make_it() {
+        let pair = |margin: f64, parts: &[(&'static str, f64)]| {
+            Pair::called(("w1", PixelPoint::new(0.0, 0.0), Colour::Red), ("w2", PixelPoint::new(10.0, 0.0), Colour::Blue), margin, &Budget::of(parts), None, None)
+        };
+        let advice = |p: &Pair, closeup: bool| p.advise(closeup).unwrap_or_default();
+        // A call made needs none.
+        assert_eq!(pair(-1.0, &[("edge_bias", 0.2)]).advise(true), None);
+        // Under 2 sigma: the sigma a call needs, and the view that shrinks the largest part.
+        let slant = advice(&pair(0.3, &[("edge_bias", 0.1), ("raised_rim", 0.2)]), true);
+        assert!(slant.starts_with("a call at this margin needs sigma under 0.15 mm; most of the 0.22 mm is a raised rim"), "{slant}");
+        assert!(slant.ends_with("photograph from more nearly straight above"), "{slant}");
+        assert!(advice(&pair(0.3, &[("edge_bias", 0.2)]), true).ends_with("come closer"));
+        assert!(advice(&pair(-0.3, &[("outline_fit", 0.3), ("real_diameters", 0.28)]), false).ends_with("a close-up of the pair (--closeup) has more pixels per mm"));
+        assert!(advice(&pair(0.3, &[("assumed_size", 0.3)]), true).contains("--wink-size"));
+        // A margin finer than any photo measures asks for no sigma.
+        let fine = advice(&pair(0.05, &[("raised_rim", 0.2)]), true);
+        assert!(!fine.contains("needs sigma") && fine.starts_with("most of the 0.20 mm"), "{fine}");
+        // The overlap sure but the upper not named: a look from beside the pair.
+        assert!(advice(&pair(1.0, &[("outline_fit", 0.3)]), false).contains("shows which wink lies on top"));
+        // A gap beyond 2 sigma declined for no felt seen in it (close-ups' `weigh_felt`).
+        let gap = Pair { verdict: "too_close_to_call".into(), ..pair(-0.5, &[("edge_bias", 0.1)]) };
+        assert!(advice(&gap, true).starts_with("no felt shows in the gap"));
+    }
+
+    #[test]
     fn a_certain_overlap_with_no_upper_named_says_so() {
         let pair = |margin_mm: f64, upper: Option<&str>| {
             let (v, up) = verdict(margin_mm, 0.5, upper);
-            Pair { a: "w1".into(), b: "w2".into(), a_px: [0.0; 2], b_px: [0.0; 2], verdict: v.into(), upper: up, margin_mm, sigma_mm: 0.5, colours: [Colour::Red; 2], upper_confidence: None, upper_evidence: None, felt_between: None, size_unsure: Vec::new(), leaning: Vec::new() }
+            Pair { a: "w1".into(), b: "w2".into(), a_px: [0.0; 2], b_px: [0.0; 2], verdict: v.into(), upper: up, margin_mm, sigma_mm: 0.5, sigma_parts: Budget::default(), colours: [Colour::Red; 2], upper_confidence: None, upper_evidence: None, felt_between: None, size_unsure: Vec::new(), leaning: Vec::new(), advice: None }
         };
         assert_eq!(pair(8.6, Some("w1")).verdict_text(), "squopped, w1 on top");
         assert_eq!(pair(8.6, None).verdict_text(), "they overlap, but which is on top is too close to call");
