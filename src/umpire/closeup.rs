@@ -354,9 +354,11 @@ pub const ASSUMED_SIZE_SHARE: f64 = 0.15;
 /// tilted, raised by the lower's thickness where it rests on it and not at all where it meets
 /// the mat, so its centre by about half that: seen obliquely its outline moves away from the
 /// camera by up to `t tan θ` on the raised side, `t/2 tan θ` at the centre. The centre's shift is
-/// taken back when the photo tells which way is away (measured on 62 rendered close-ups: taking
-/// back the centre's shift left the smallest errors, the raised side's overshot); the rest, or
-/// all of it when the way is unknown, is counted in sigma. A wink resting on a third wink
+/// taken back (measured on 62 rendered close-ups: taking back the centre's shift left the
+/// smallest errors, the raised side's overshot); the rest is counted in sigma. When the photo
+/// does not tell which way is away, the shift taken back is the mean of the two poses' and half
+/// their difference joins sigma (until session 30 none was taken back and all of it joined
+/// sigma: off the photo's centre the two poses nearly agree). A wink resting on a third wink
 /// (`raised`: a's, b's) is treated alike.
 fn margin(
     plane: &PlaneView,
@@ -369,17 +371,30 @@ fn margin(
 ) -> Option<(f64, Budget)> {
     let (ra, rb) = (nominal.of(a.size) / 2.0, nominal.of(b.size) / 2.0);
     let sided = plane.sidedness >= MIN_SIDEDNESS;
-    let lift = |w: &CloseWink, r: f64| plane.raised_shift(w.centre, w.axes.0, r, 0.5 * THICKNESS_MM);
+    // Where the photo does not tell which way the plane recedes, the raised centre's shift is
+    // taken as the mean of the two poses' and half their difference is doubt: off the photo's
+    // centre the sight line's own slant decides most of it, so the two poses nearly agree.
+    let other = plane.mirrored();
+    let shifts = |w: &CloseWink, r: f64| {
+        let s = plane.raised_shift(w.centre, w.axes.0, r, 0.5 * THICKNESS_MM);
+        if sided {
+            (s, PixelPoint::new(0.0, 0.0))
+        } else {
+            let t = other.raised_shift(w.centre, w.axes.0, r, 0.5 * THICKNESS_MM);
+            ((s + t) * 0.5, (s - t) * 0.5)
+        }
+    };
+    let lift = |w: &CloseWink, r: f64| shifts(w, r).0;
     // A wink named upper here, or resting on a third wink, is raised.
     let (a_up, b_up) = (raised.0 || upper == Some(true), raised.1 || upper == Some(false));
     // The margin with the raised winks' centres moved back (when the photo is sided), with the
     // line of centres' direction and the pair's scale along it.
     let measure = |a_up: bool, b_up: bool| -> Option<(f64, PixelPoint, f64, PixelPoint)> {
         let (mut ca, mut cb) = (a.centre, b.centre);
-        if sided && a_up {
+        if a_up {
             ca = ca - lift(a, ra);
         }
-        if sided && b_up {
+        if b_up {
             cb = cb - lift(b, rb);
         }
         let d = cb - ca;
@@ -398,7 +413,7 @@ fn margin(
     let (m0, u, mm_per_px_u, mid) = measure(a_up, b_up)?;
     // How much of the line of centres runs along the tilt, and the tilt there.
     let tan_tilt = plane.tilt_at(mid).tan();
-    let down = lift(a, ra);
+    let down = plane.raised_shift(a.centre, a.axes.0, ra, 0.5 * THICKNESS_MM);
     let across = if down.norm() > 1e-9 { (u.dot(down) / down.norm()).abs() } else { 0.0 };
     // Overlapping footprints mean one wink rests on the other, named or not, and then the
     // ellipses are extrapolated under the upper's raised rim by up to `t tan θ`. Winks with felt
@@ -408,7 +423,7 @@ fn margin(
     // Resting on each other but which is on top not known: both ways, the mean, and half their
     // difference as one more sd.
     let apart = felt_seen || m0 <= -disguise.min(seen_gap);
-    let both_ways = sided && !(a_up || b_up) && !apart;
+    let both_ways = !(a_up || b_up || apart);
     let (m, which) = match (both_ways, measure(true, false), measure(false, true)) {
         (true, Some((ma, ..)), Some((mb, ..))) => ((ma + mb) / 2.0, (ma - mb).abs() / 2.0),
         _ => (m0, 0.0),
@@ -422,10 +437,17 @@ fn margin(
     let wall_sd = WALL_SIGMA_MM * tan_tilt * across;
     let raised = if !(a_up || b_up) && (felt_seen || m <= -disguise.min(seen_gap)) {
         0.0
-    } else if sided {
-        (0.5 * disguise).hypot(which).max(MIN_RAISED_SIGMA_MM)
     } else {
-        disguise.max(MIN_RAISED_SIGMA_MM)
+        // The raised centre's shift in doubt (an unsided photo), along the line, for a wink
+        // raised or (measured both ways) perhaps raised.
+        let doubt = |w: &CloseWink, r: f64| u.dot(shifts(w, r).1).abs() * mm_per_px_u;
+        let centre_doubt = match (a_up, b_up) {
+            (true, true) => doubt(a, ra).hypot(doubt(b, rb)),
+            (true, false) => doubt(a, ra),
+            (false, true) => doubt(b, rb),
+            (false, false) => doubt(a, ra).max(doubt(b, rb)),
+        };
+        (0.5 * disguise).hypot(which).hypot(centre_doubt).max(MIN_RAISED_SIGMA_MM)
     };
     let sigma = Budget::of(&[
         ("outline_fit", fit(a).hypot(fit(b)) * mm_per_px_u),
@@ -626,7 +648,7 @@ const MIN_FELT_CHROMA: f64 = 0.03;
 const BLEND_MIMICS_FELT: f64 = 0.15;
 
 /// The photo must fit its pose this many times better than the pose tilted the other way before
-/// a raised wink's shift is taken back (else it joins sigma).
+/// a raised wink's shift is taken from it alone (else from both poses, see [`margin`]).
 const MIN_SIDEDNESS: f64 = 3.0;
 
 /// The tilt θ at which a wink of radius `r` mm (thickness [`THICKNESS_MM`], rounded rims) shows

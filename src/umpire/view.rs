@@ -41,6 +41,8 @@ pub struct PlaneView {
     /// How much better this pose fits than the best one tilted the other way (objective ratio,
     /// ≥ 1): near 1 the photo does not tell which way the plane recedes.
     pub sidedness: f64,
+    /// That pose tilted the other way: its normal and focal length.
+    pub mirror: (Vector3<f64>, f64),
 }
 
 /// Focal length prior: a phone's main camera (~26 mm equivalent) is about this × the photo's
@@ -92,7 +94,13 @@ impl PlaneView {
             principal,
             rms: (v / w).sqrt(),
             sidedness: (mirror.0 / v.max(1e-12)).max(1.0),
+            mirror: (normal(mirror.1, mirror.2), mirror.3.exp()),
         }
+    }
+
+    /// The best pose tilted the other way ([`PlaneView::sidedness`] says how much worse it fits).
+    pub fn mirrored(&self) -> PlaneView {
+        PlaneView { normal: self.mirror.0, focal: self.mirror.1, mirror: (self.normal, self.focal), ..*self }
     }
 
     fn proj(&self, p: PixelPoint) -> Matrix2x3<f64> {
@@ -242,7 +250,7 @@ mod tests {
     /// does not, by more than the close-up's bar for a leaning wink.
     #[test]
     fn a_leaning_winks_shape_does_not_fit_the_plane() {
-        let view = PlaneView { normal: normal(22f64.to_radians(), 1.0), focal: 1500.0, principal: PixelPoint::new(960.0, 540.0), rms: 0.0, sidedness: 1.0 };
+        let view = PlaneView { normal: normal(22f64.to_radians(), 1.0), focal: 1500.0, principal: PixelPoint::new(960.0, 540.0), rms: 0.0, sidedness: 1.0, mirror: (Vector3::z(), 1500.0) };
         let p = PixelPoint::new(1100.0, 600.0);
         assert!(view.misfit(&drawn(&view, p)) < 1e-9);
         for k in 0..8 {
@@ -255,6 +263,25 @@ mod tests {
         }
     }
 
+    /// Seen nearly square on, the two poses tilted either way shift a raised point off the
+    /// photo's centre nearly alike (the sight line's own slant decides it), so an unsided
+    /// close-up can take the shift back there; at the centre they disagree wholly.
+    #[test]
+    fn off_the_centre_a_raised_shift_hardly_depends_on_which_way_the_plane_tilts() {
+        let pose = |psi: f64| PlaneView { normal: normal(4f64.to_radians(), psi), focal: 1500.0, principal: PixelPoint::new(960.0, 540.0), rms: 0.0, sidedness: 1.0, mirror: (Vector3::z(), 1500.0) };
+        let (one, other) = (pose(0.3), pose(0.3 + std::f64::consts::PI));
+        let shift = |v: &PlaneView, p: PixelPoint| v.raised_shift(p, 100.0, 11.0, 0.8);
+        let off = PixelPoint::new(1560.0, 540.0);
+        let (s, t) = (shift(&one, off), shift(&other, off));
+        assert!((s - t).norm() < 0.4 * s.norm(), "{s:?} {t:?}");
+        let centre = one.principal;
+        let (s, t) = (shift(&one, centre), shift(&other, centre));
+        assert!((s + t).norm() < 1e-9 * s.norm().max(1.0) && s.norm() > 0.0, "{s:?} {t:?}");
+        let paired = PlaneView { mirror: (other.normal, other.focal), ..one };
+        assert_eq!(paired.mirrored().normal, other.normal);
+        assert_eq!(paired.mirrored().mirrored().normal, one.normal);
+    }
+
     /// Shapes drawn from a known pose are fitted back to it, the right way round.
     #[test]
     fn a_known_pose_is_recovered_from_its_winks_shapes() {
@@ -264,6 +291,7 @@ mod tests {
             principal: PixelPoint::new(960.0, 540.0),
             rms: 0.0,
             sidedness: 1.0,
+            mirror: (Vector3::z(), 1500.0),
         };
         let shapes: Vec<WinkShape> = [
             (700.0, 400.0),
