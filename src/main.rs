@@ -143,6 +143,11 @@ struct UmpireArgs {
     /// else they are taken as small, rule 2.1.1's commoner size, and the document says so).
     #[arg(long, value_name = "large|small", value_parser = parse_wink_size)]
     wink_size: Option<winkeye::report::position::WinkSize>,
+    /// With --closeup: another photo of the same winks from elsewhere (rule D.1: look from more
+    /// than one position; repeat for more). Its winks are matched to the first photo's and each
+    /// pair is called on every photo that shows it; the document keeps the first photo's ids.
+    #[arg(long, value_name = "IMAGE", requires = "closeup")]
+    also: Vec<PathBuf>,
 }
 
 fn parse_wink_size(s: &str) -> Result<winkeye::report::position::WinkSize, String> {
@@ -337,6 +342,10 @@ struct SynthArgs {
     /// A hand-held close-up of a few winks (10–30 cm, up to 30° oblique, no mat corner in view).
     #[arg(long)]
     closeup: bool,
+    /// With --closeup: another photo of the same winks, from the hand-held position this number
+    /// draws (an umpire's second look, rule D.1); written as closeup-SEED-vN.
+    #[arg(long, value_name = "N", requires = "closeup")]
+    view: Option<u64>,
     /// A hand or arm over the mat.
     #[arg(long, value_enum, default_value = "auto")]
     hand: winkeye::synth::HandChoice,
@@ -505,13 +514,31 @@ fn cmd_umpire(args: &UmpireArgs) -> Result<()> {
     let (w, h) = (opencv::prelude::MatTraitConst::cols(&frame) as u32, opencv::prelude::MatTraitConst::rows(&frame) as u32);
     let nominal = args.ruleset.spec().winks;
     let (pairs, scale, outlines): (Vec<umpire::Pair>, Scale, Vec<(String, umpire::Outline)>) = if args.closeup {
+        // The other photos read first: one that cannot be read stops the call before anything is said.
+        let mut others = Vec::new();
+        for path in &args.also {
+            let other = winkeye::capture::load_image(path)?;
+            others.push((umpire::closeup(&other, &nominal, None, args.wink_size).with_context(|| path.display().to_string())?, path.display().to_string()));
+        }
         let found = umpire::closeup(&frame, &nominal, args.near, args.wink_size).with_context(|| args.image.display().to_string())?;
         let outlines = found.winks.iter().map(|w| (w.id.clone(), umpire::close_outline(w))).collect();
         if found.sizes == umpire::SizeSource::AssumedSmall {
             eprintln!("the winks all look one size: taken as small (16 mm); if they are large, say --wink-size large");
         }
         let scale = Scale { method: "wink_size".into(), mm_per_px: (found.mm_per_px * 1e4).round() / 1e4, wink_sizes: Some(found.sizes.name()) };
-        (found.pairs, scale, outlines)
+        let pairs = if others.is_empty() {
+            found.pairs.clone()
+        } else {
+            let views: Vec<(&umpire::Closeup, &str)> = others.iter().map(|(c, p)| (c, p.as_str())).collect();
+            let (pairs, shown) = umpire::call_on_views((&found, &args.image.display().to_string()), &views, &nominal);
+            for ((_, path), n) in others.iter().zip(shown) {
+                if n < 2 {
+                    eprintln!("{path}: not two of the first photo's winks found in it (by colour, size and place): not used");
+                }
+            }
+            pairs
+        };
+        (pairs, scale, outlines)
     } else {
         let opts = analyze_options(&frame, &args.image, args.calibration.as_deref(), args.ruleset, args.corners, args.height.camera_height)?;
         let analysis = winkeye::analyze::analyze_frame(&frame, &opts).with_context(|| args.image.display().to_string())?;
@@ -524,7 +551,8 @@ fn cmd_umpire(args: &UmpireArgs) -> Result<()> {
         (pairs, Scale { method: "mat".into(), mm_per_px: (1e4 / analysis.detections.px_per_mm.max(1e-9)).round() / 1e4, wink_sizes: None }, outlines)
     };
     for p in &pairs {
-        eprintln!("{} ({}) / {} ({}): margin {:+.2} ± {:.2} mm → {}", p.a, p.colours[0], p.b, p.colours[1], p.margin_mm, p.sigma_mm, p.verdict_text());
+        let photos = if p.views.is_empty() { String::new() } else { format!(" over {} photos", p.views.len()) };
+        eprintln!("{} ({}) / {} ({}): margin {:+.2} ± {:.2} mm{photos} → {}", p.a, p.colours[0], p.b, p.colours[1], p.margin_mm, p.sigma_mm, p.verdict_text());
         if let Some(advice) = &p.advice {
             eprintln!("    {advice}");
         }
@@ -658,6 +686,7 @@ fn cmd_synth(args: &SynthArgs) -> Result<()> {
             k1: args.k1,
             varied_look: args.varied_look,
             style: args.style,
+            view: args.view,
         };
         let stem = opts.stem();
         let image_name = format!("{stem}.{}", args.format);

@@ -328,6 +328,69 @@ fn umpire_closeup_does_not_call_apart_a_squop_barely_touching_whose_upper_leans(
     Ok(())
 }
 
+/// Rule D.1's second look: a squop of 0.89 mm that one close-up cannot call (its upper's raised
+/// rim seen at a slant: 0.63 ± 0.41 mm) is called, the right way up, on that photo and another
+/// of the same winks from elsewhere (`synth --view`); the document keeps each photo's reading.
+#[test]
+fn umpire_closeup_calls_on_a_second_photo_what_one_could_not() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    for view in [None, Some("1")] {
+        let mut cmd = winkeye();
+        cmd.args(["synth", "--closeup", "--kind", "near-miss", "--seed", "5019", "--out"]).arg(dir.path());
+        if let Some(v) = view {
+            cmd.args(["--view", v]);
+        }
+        let (code, err) = run(&mut cmd);
+        assert_eq!(code, 0, "{err}");
+    }
+    let (first, second) = (dir.path().join("closeup-05019.jpg"), dir.path().join("closeup-05019-v1.jpg"));
+    let truth: Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("closeup-05019.json"))?)?;
+    let other: Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("closeup-05019-v1.json"))?)?;
+    let plain = |doc: &Value| -> Vec<Value> { doc["winks"].as_array().map(|w| w.iter().map(|w| serde_json::json!([w["id"], w["colour"], w["size"], w["centre_mm"], w["level"]])).collect()).unwrap_or_default() };
+    assert!(!plain(&truth).is_empty());
+    assert_eq!(plain(&truth), plain(&other), "a view shows the same winks");
+    assert_ne!(truth["truth"]["camera"], other["truth"]["camera"], "from elsewhere");
+    let squop = truth["squops"].as_array().ok_or("squops")?.iter().find(|s| s["margin_mm"].as_f64().is_some_and(|m| m > 0.5 && m < 1.0)).ok_or("no squop of 0.5-1 mm")?;
+    let at = |id: &Value| -> Result<(f64, f64), Box<dyn std::error::Error>> {
+        let w = truth["winks"].as_array().ok_or("winks")?.iter().find(|w| &w["id"] == id).ok_or("no such wink")?;
+        Ok((w["centre_px"][0].as_f64().ok_or("x")?, w["centre_px"][1].as_f64().ok_or("y")?))
+    };
+    let (upper, lower) = (at(&squop["upper"])?, at(&squop["lower"])?);
+    let near = |p: &Value, (x, y): (f64, f64)| -> bool { (p[0].as_f64().unwrap_or(0.0) - x).hypot(p[1].as_f64().unwrap_or(0.0) - y) < 10.0 };
+    let call = |also: Option<&PathBuf>| -> Result<Value, Box<dyn std::error::Error>> {
+        let out = dir.path().join("u.json");
+        let mut cmd = winkeye();
+        cmd.arg("umpire").arg(&first).arg("--closeup").arg("--json").arg(&out);
+        if let Some(p) = also {
+            cmd.arg("--also").arg(p);
+        }
+        let (code, err) = run(&mut cmd);
+        assert_eq!(code, 0, "{err}");
+        let doc: Value = serde_json::from_str(&std::fs::read_to_string(&out)?)?;
+        let pair = doc["pairs"].as_array().ok_or("pairs")?.iter().find(|p| (near(&p["a_px"], upper) && near(&p["b_px"], lower)) || (near(&p["a_px"], lower) && near(&p["b_px"], upper))).ok_or("the pair was not reported")?.clone();
+        Ok(pair)
+    };
+    let alone = call(None)?;
+    assert_eq!(alone["verdict"], "too_close_to_call", "{alone}");
+    let both = call(Some(&second))?;
+    assert_eq!(both["verdict"], "squopped", "{both}");
+    let upper_id = if near(&both["a_px"], upper) { &both["a"] } else { &both["b"] };
+    assert_eq!(&both["upper"], upper_id, "{both}");
+    let (m, s, t) = (both["margin_mm"].as_f64().ok_or("m")?, both["sigma_mm"].as_f64().ok_or("s")?, squop["margin_mm"].as_f64().ok_or("t")?);
+    assert!((m - t).abs() <= 2.0 * s && s < alone["sigma_mm"].as_f64().ok_or("s")?, "{both}");
+    let views = both["views"].as_array().ok_or("views")?;
+    assert_eq!(views.len(), 2);
+    assert_eq!(views[1]["path"], second.display().to_string());
+    // A second photo that cannot be read: one line, exit 1, the document left as it was.
+    let kept = dir.path().join("kept.json");
+    std::fs::write(&kept, "precious")?;
+    let (code, err) = run(winkeye().arg("umpire").arg(&first).arg("--closeup").arg("--also").arg(dir.path().join("none.jpg")).arg("--json").arg(&kept));
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert_eq!(std::fs::read_to_string(&kept)?, "precious");
+    Ok(())
+}
+
 #[test]
 fn eval_detection_prints_the_table() -> TestResult {
     let dir = tempfile::tempdir()?;

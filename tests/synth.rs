@@ -8,7 +8,7 @@ use winkeye::synth::render::Surface;
 use winkeye::synth::{render_still, HandChoice, Kind, Still, StillOptions, Style};
 
 fn opts(kind: Kind, seed: u64, closeup: bool) -> StillOptions {
-    StillOptions { kind, seed, width: 1280, height: 720, hand: HandChoice::Auto, ruleset: Ruleset::Etwa2012, closeup, camera_seed: None, k1: None, varied_look: false, style: Default::default() }
+    StillOptions { kind, seed, width: 1280, height: 720, hand: HandChoice::Auto, ruleset: Ruleset::Etwa2012, closeup, camera_seed: None, k1: None, varied_look: false, style: Default::default(), view: None }
 }
 
 fn render(o: &StillOptions) -> Still {
@@ -191,6 +191,20 @@ fn closeups_never_hold_more_winks_of_a_kind_than_the_set() {
             }
         }
     }
+}
+
+/// Another view of a close-up is named after it and shows the same winks from elsewhere; a view
+/// means nothing for the overhead kinds.
+#[test]
+fn a_closeups_other_view_is_the_same_winks_from_elsewhere() {
+    let o = StillOptions { width: 320, height: 180, ..opts(Kind::NearMiss, 7, true) };
+    let v = StillOptions { view: Some(2), ..o.clone() };
+    assert_eq!((o.stem().as_str(), v.stem().as_str()), ("closeup-00007", "closeup-00007-v2"));
+    assert_eq!(StillOptions { view: Some(2), ..opts(Kind::Midgame, 7, false) }.stem(), "midgame-00007");
+    let (a, b) = (render(&o), render(&v));
+    let place = |s: &Still| s.truth.winks.iter().map(|w| (w.id.clone(), w.centre_mm.map(|c| (c.x, c.y)))).collect::<Vec<_>>();
+    assert_eq!(place(&a), place(&b));
+    assert_ne!(a.camera.pose.t_cam_from_mat, b.camera.pose.t_cam_from_mat);
 }
 
 #[test]

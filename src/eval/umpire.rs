@@ -11,7 +11,7 @@ use crate::capture::load_image;
 use crate::geometry::PixelPoint;
 use crate::report::position::{Position, WinkState};
 use crate::rules::Ruleset;
-use crate::umpire::{closeup, overhead, Budget, Pair};
+use crate::umpire::{call_on_views, closeup, overhead, Budget, Closeup, Pair};
 
 /// One matched pair.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -43,6 +43,15 @@ pub struct PairResult {
     /// Overhead frames: the frame's scale on the mat, pixels per mm (the truth's mat length in
     /// pixels over its length in mm).
     pub px_per_mm: Option<f64>,
+    /// Close-ups: how many photos the call was made on (1, or with the photo's other views,
+    /// `<stem>-vN`, beside it, all of them).
+    pub photos: usize,
+}
+
+/// A close-up that is another view of one beside it (`<stem>-v<N>`): its photo's file stem.
+fn view_of(stem: &str) -> Option<&str> {
+    let (base, n) = stem.rsplit_once("-v")?;
+    (!n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())).then_some(base)
 }
 
 fn truth_pairs(truth: &Position) -> Vec<(PixelPoint, PixelPoint, f64, Option<bool>)> {
@@ -65,49 +74,72 @@ fn truth_pairs(truth: &Position) -> Vec<(PixelPoint, PixelPoint, f64, Option<boo
     out
 }
 
-/// Runs the umpire on every case (close-ups by their truth's kind) and matches the pairs.
+/// Runs the umpire on every case (close-ups by their truth's kind) and matches the pairs. A
+/// close-up with other views of it beside it (`<stem>-vN`) is also called on all its photos (the
+/// views are not scored on their own).
 pub fn evaluate(cases: &[Case], ruleset: Ruleset, progress: &mut dyn FnMut(usize)) -> Vec<PairResult> {
     let mut out = Vec::new();
+    let nominal = ruleset.spec().winks;
+    let stem = |c: &Case| c.image.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     for (k, case) in cases.iter().enumerate() {
         progress(k + 1);
         let is_close = case.truth.extra.get("truth").and_then(|t| t.get("kind")).and_then(|k| k.as_str()) == Some("closeup");
+        let here = stem(case);
+        if is_close && view_of(&here).is_some() {
+            continue;
+        }
         let Ok(frame) = load_image(&case.image) else { continue };
-        let pairs: Vec<Pair> = if is_close {
-            match closeup(&frame, &ruleset.spec().winks, None, None) {
-                Ok(c) => c.pairs,
-                Err(_) => continue,
+        let mut calls: Vec<(Vec<Pair>, usize)> = Vec::new();
+        if is_close {
+            let Ok(found) = closeup(&frame, &nominal, None, None) else { continue };
+            let views: Vec<(Closeup, String)> = cases
+                .iter()
+                .filter(|c| view_of(&stem(c)) == Some(here.as_str()))
+                .filter_map(|c| Some((closeup(&load_image(&c.image).ok()?, &nominal, None, None).ok()?, c.image.display().to_string())))
+                .collect();
+            if !views.is_empty() {
+                let others: Vec<(&Closeup, &str)> = views.iter().map(|(c, p)| (c, p.as_str())).collect();
+                calls.push((call_on_views((&found, &case.image.display().to_string()), &others, &nominal).0, 1 + views.len()));
             }
+            calls.push((found.pairs, 1));
         } else {
             match analyze_frame(&frame, &AnalyzeOptions::new(ruleset)) {
-                Ok(a) => overhead(&a, None),
+                Ok(a) => calls.push((overhead(&a, None), 1)),
                 Err(_) => continue,
             }
-        };
+        }
         let name = case.image.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        for (ta, tb, m, up) in truth_pairs(&case.truth) {
-            let near = |p: [f64; 2], q: PixelPoint| PixelPoint::new(p[0], p[1]).distance(q);
-            let tol = if is_close { 25.0 } else { 4.0 };
-            let Some((p, swapped)) = pairs.iter().find_map(|p| {
-                if near(p.a_px, ta) < tol && near(p.b_px, tb) < tol {
-                    Some((p, false))
-                } else if near(p.a_px, tb) < tol && near(p.b_px, ta) < tol {
-                    Some((p, true))
-                } else {
-                    None
-                }
-            }) else {
-                continue;
-            };
-            let true_upper_is_a = up.map(|u| u != swapped);
-            let right = match p.verdict.as_str() {
-                "squopped" => Some(true_upper_is_a.is_some_and(|ua| p.upper.as_deref() == Some(if ua { p.a.as_str() } else { p.b.as_str() }))),
-                "not_squopped" => Some(true_upper_is_a.is_none()),
-                _ => None,
-            };
-            out.push(PairResult { image: name.clone(), closeup: is_close, true_mm: m, true_upper_is_a, margin_mm: p.margin_mm, sigma_mm: p.sigma_mm, sigma_parts: p.sigma_parts.clone(), verdict: p.verdict.clone(), right, upper_confidence: p.upper_confidence, upper_evidence: p.upper_evidence.clone(), felt_between: p.felt_between, px_per_mm: (!is_close).then(|| super::detection::px_scale(&case.truth)) });
+        for (pairs, photos) in &calls {
+            score(&name, is_close, *photos, pairs, &case.truth, &mut out);
         }
     }
     out
+}
+
+/// Matches one photo's calls to its truth's pairs and scores them.
+fn score(name: &str, is_close: bool, photos: usize, pairs: &[Pair], truth: &Position, out: &mut Vec<PairResult>) {
+    for (ta, tb, m, up) in truth_pairs(truth) {
+        let near = |p: [f64; 2], q: PixelPoint| PixelPoint::new(p[0], p[1]).distance(q);
+        let tol = if is_close { 25.0 } else { 4.0 };
+        let Some((p, swapped)) = pairs.iter().find_map(|p| {
+            if near(p.a_px, ta) < tol && near(p.b_px, tb) < tol {
+                Some((p, false))
+            } else if near(p.a_px, tb) < tol && near(p.b_px, ta) < tol {
+                Some((p, true))
+            } else {
+                None
+            }
+        }) else {
+            continue;
+        };
+        let true_upper_is_a = up.map(|u| u != swapped);
+        let right = match p.verdict.as_str() {
+            "squopped" => Some(true_upper_is_a.is_some_and(|ua| p.upper.as_deref() == Some(if ua { p.a.as_str() } else { p.b.as_str() }))),
+            "not_squopped" => Some(true_upper_is_a.is_none()),
+            _ => None,
+        };
+        out.push(PairResult { image: name.to_string(), closeup: is_close, true_mm: m, true_upper_is_a, margin_mm: p.margin_mm, sigma_mm: p.sigma_mm, sigma_parts: p.sigma_parts.clone(), verdict: p.verdict.clone(), right, upper_confidence: p.upper_confidence, upper_evidence: p.upper_evidence.clone(), felt_between: p.felt_between, px_per_mm: (!is_close).then(|| super::detection::px_scale(truth)), photos });
+    }
 }
 
 fn pct(a: usize, b: usize) -> String {
@@ -142,12 +174,17 @@ fn declined_why(p: &PairResult) -> Declined {
 
 /// The figures as a Markdown table, overhead and close-up side by side.
 pub fn table(r: &[PairResult]) -> String {
-    let mut out = String::from("| figure | overhead | close-up |\n|---|---|---|\n");
-    let col = |close: bool, f: &dyn Fn(&[&PairResult]) -> String| {
-        let v: Vec<&PairResult> = r.iter().filter(|p| p.closeup == close).collect();
+    // A third column for close-ups called on all their photos, where there were other views.
+    let several = r.iter().any(|p| p.photos > 1);
+    let mut out = String::from(if several { "| figure | overhead | close-up | close-up, all its photos |\n|---|---|---|---|\n" } else { "| figure | overhead | close-up |\n|---|---|---|\n" });
+    let col = |close: bool, photos: bool, f: &dyn Fn(&[&PairResult]) -> String| {
+        let v: Vec<&PairResult> = r.iter().filter(|p| p.closeup == close && (p.photos > 1) == photos).collect();
         f(&v)
     };
-    let row = |label: &str, f: &dyn Fn(&[&PairResult]) -> String| format!("| {label} | {} | {} |\n", col(false, f), col(true, f));
+    let row = |label: &str, f: &dyn Fn(&[&PairResult]) -> String| {
+        let more = if several { format!(" {} |", col(true, true, f)) } else { String::new() };
+        format!("| {label} | {} | {} |{more}\n", col(false, false, f), col(true, false, f))
+    };
     out.push_str(&row("pairs matched (true margin −2…+2 mm)", &|v| v.len().to_string()));
     out.push_str(&row("verdicts right when given", &|v| pct(v.iter().filter(|p| p.right == Some(true)).count(), v.iter().filter(|p| p.right.is_some()).count())));
     out.push_str(&row("|true − measured| ≤ 2 sigma", &|v| pct(v.iter().filter(|p| (p.true_mm - p.margin_mm).abs() <= 2.0 * p.sigma_mm).count(), v.len())));
@@ -192,11 +229,10 @@ pub fn table(r: &[PairResult]) -> String {
         if e.is_empty() { "–".into() } else { format!("{:.3} / {:.3}", super::quantile(&mut e, 0.5), super::quantile(&mut e, 0.95)) }
     }));
     // "–" where a column has no pairs, as in the rows above.
-    let median = |closeup: bool| {
-        let mut s: Vec<f64> = r.iter().filter(|p| p.closeup == closeup).map(|p| p.sigma_mm).collect();
+    out.push_str(&row("median sigma (mm)", &|v| {
+        let mut s: Vec<f64> = v.iter().map(|p| p.sigma_mm).collect();
         if s.is_empty() { "–".to_string() } else { format!("{:.2}", super::quantile(&mut s, 0.5)) }
-    };
-    out.push_str(&format!("| median sigma (mm) | {} | {} |\n", median(false), median(true)));
+    }));
     out
 }
 
@@ -205,7 +241,7 @@ mod tests {
     use super::*;
 
     fn pair(true_mm: f64, margin_mm: f64, sigma_mm: f64, verdict: &str) -> PairResult {
-        PairResult { image: "x.jpg".into(), closeup: true, true_mm, true_upper_is_a: (true_mm > 0.0).then_some(true), margin_mm, sigma_mm, sigma_parts: Default::default(), verdict: verdict.into(), right: None, upper_confidence: None, upper_evidence: None, felt_between: None, px_per_mm: None }
+        PairResult { image: "x.jpg".into(), closeup: true, true_mm, true_upper_is_a: (true_mm > 0.0).then_some(true), margin_mm, sigma_mm, sigma_parts: Default::default(), verdict: verdict.into(), right: None, upper_confidence: None, upper_evidence: None, felt_between: None, px_per_mm: None, photos: 1 }
     }
 
     #[test]
@@ -224,6 +260,21 @@ mod tests {
         assert!(largest.ends_with("| – | edge_bias 1 |"), "{largest}");
         let err = t.lines().find(|l| l.starts_with("| |true − measured|, median")).unwrap_or_default();
         assert!(err.ends_with("| – | 0.050 / 0.100 |"), "{err}");
+    }
+
+    #[test]
+    fn a_closeups_other_views_are_told_by_their_names_and_get_a_column() {
+        assert_eq!(view_of("closeup-05019-v1"), Some("closeup-05019"));
+        assert_eq!(view_of("closeup-05019-v12"), Some("closeup-05019"));
+        assert_eq!(view_of("closeup-05019"), None);
+        assert_eq!(view_of("closeup-05019-v"), None);
+        assert_eq!(view_of("my-video"), None);
+        let pairs = [pair(0.8, 0.8, 0.5, "too_close_to_call"), PairResult { photos: 2, ..pair(0.8, 0.8, 0.2, "squopped") }];
+        let t = table(&pairs);
+        assert!(t.starts_with("| figure | overhead | close-up | close-up, all its photos |"), "{t}");
+        let row = t.lines().find(|l| l.starts_with("| too close to call, |margin| ≥ 0.5 mm |")).unwrap_or_default();
+        assert!(row.ends_with("| – | 100.0% (1/1) | 0.0% (0/1) |"), "{row}");
+        assert!(table(&pairs[..1]).starts_with("| figure | overhead | close-up |\n"));
     }
 
     #[test]

@@ -87,6 +87,10 @@ pub struct StillOptions {
     pub varied_look: bool,
     /// How the picture is drawn.
     pub style: Style,
+    /// A close-up: another photo of the same winks from the hand-held position (and camera
+    /// effects) this seed draws, as an umpire looks again from another place (rule D.1). The
+    /// winks and the truth's positions are those of `seed`.
+    pub view: Option<u64>,
 }
 
 /// How a still is drawn.
@@ -126,10 +130,14 @@ impl Still {
 }
 
 impl StillOptions {
-    /// The file stem for this still: `<kind>-<seed>` or `closeup-<seed>`.
+    /// The file stem for this still: `<kind>-<seed>`, `closeup-<seed>`, or for another view of
+    /// a close-up `closeup-<seed>-v<view>`.
     pub fn stem(&self) -> String {
         let kind = if self.closeup { "closeup".to_string() } else { format!("{:?}", self.kind).to_lowercase() };
-        format!("{kind}-{:05}", self.seed)
+        match self.view.filter(|_| self.closeup) {
+            Some(v) => format!("{kind}-{:05}-v{v}", self.seed),
+            None => format!("{kind}-{:05}", self.seed),
+        }
     }
 }
 
@@ -145,7 +153,14 @@ pub fn render_still(opts: &StillOptions, path: Option<String>) -> Result<Still, 
     let body = (opts.camera_seed.is_some() || opts.k1.is_some()).then(|| shoot::body(opts.camera_seed.unwrap_or(opts.seed), opts.width, opts.height, opts.k1));
     let camera = if opts.closeup {
         let centre = layout::closeup_cluster(&mut rng, &mut scene, spec);
-        shoot::closeup(&mut rng, centre, 45.0, opts.width, opts.height)
+        match opts.view {
+            // Another view: its own stream for the camera and its effects, the winks unchanged.
+            Some(v) => {
+                rng = Pcg64::seed_from_u64(opts.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ v.wrapping_mul(0xD1B5_4A32_D192_ED03) ^ 0x0C10_5E01);
+                shoot::closeup(&mut rng, centre, 45.0, opts.width, opts.height)
+            }
+            None => shoot::closeup(&mut rng, centre, 45.0, opts.width, opts.height),
+        }
     } else if opts.kind == Kind::Chessboard {
         let (i, d) = body.unwrap_or_else(|| shoot::body(opts.seed, opts.width, opts.height, None));
         let (cam, board) = shoot::chessboard_shot(&mut rng, i, d, opts.width, opts.height);
@@ -178,7 +193,7 @@ pub fn render_still(opts: &StillOptions, path: Option<String>) -> Result<Still, 
     let jpeg = effects::jpeg(&frame.rgb, fx.jpeg_quality)?;
     let image = effects::decode(&jpeg)?;
     let stem = opts.stem();
-    let kind = stem.rsplit_once('-').map_or(stem.as_str(), |(k, _)| k);
+    let kind = stem.split_once('-').map_or(stem.as_str(), |(k, _)| k);
     let prov = truth::Provenance { kind, seed: opts.seed, effects: &fx, path, style: opts.style };
     let truth = truth::truth(&scene, &camera, &frame.visible_px, opts.ruleset, &prov)?;
     Ok(Still { jpeg, image, truth, camera, surfaces: frame.surfaces })

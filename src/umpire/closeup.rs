@@ -286,6 +286,7 @@ pub fn closeup(
                 upper[i][j].map(|_| (1.0, if a.colour == b.colour { "boundary_bulge" } else { "colour_stops_short" }.to_string())),
             );
             pair.felt_between = felt.map(super::round3);
+            pair.raised = raised[i] || raised[j];
             pair.leaning = [(a, leaning[i]), (b, leaning[j])].iter().filter(|(_, l)| *l).map(|(w, _)| w.id.clone()).collect();
             let hide = THICKNESS_MM * plane.tilt_at((a.centre + b.centre) * 0.5).tan();
             weigh_felt(&mut pair, felt, SEEN_GAP_PX * mm_per_px, hide);
@@ -293,7 +294,7 @@ pub fn closeup(
             pairs.push((how_near, pair));
         }
     }
-    Ok(Closeup { pairs: nearest_first(pairs), mm_per_px, winks, sizes })
+    Ok(Closeup { pairs: nearest_first(pairs), mm_per_px, winks, sizes, plane })
 }
 
 /// What a close-up found.
@@ -307,6 +308,8 @@ pub struct Closeup {
     pub winks: Vec<CloseWink>,
     /// Where the winks' sizes, and so the scale, came from.
     pub sizes: SizeSource,
+    /// The mat plane's pose, fitted to the winks' shapes.
+    pub plane: PlaneView,
 }
 
 /// Where a close-up's wink sizes came from. A photo with both sizes in it shows which is which
@@ -372,19 +375,20 @@ fn margin(
     let (ra, rb) = (nominal.of(a.size) / 2.0, nominal.of(b.size) / 2.0);
     let sided = plane.sidedness >= MIN_SIDEDNESS;
     // Where the photo does not tell which way the plane recedes, the raised centre's shift is
-    // taken as the mean of the two poses' and half their difference is doubt: off the photo's
-    // centre the sight line's own slant decides most of it, so the two poses nearly agree.
+    // taken as the mean of the two poses' and half their difference is doubt, where they agree
+    // (off the photo's centre the sight line's own slant decides most of it); where they do not,
+    // nothing is taken back (`None`).
     let other = plane.mirrored();
-    let shifts = |w: &CloseWink, r: f64| {
+    let shifts = |w: &CloseWink, r: f64| -> Option<(PixelPoint, PixelPoint)> {
         let s = plane.raised_shift(w.centre, w.axes.0, r, 0.5 * THICKNESS_MM);
         if sided {
-            (s, PixelPoint::new(0.0, 0.0))
-        } else {
-            let t = other.raised_shift(w.centre, w.axes.0, r, 0.5 * THICKNESS_MM);
-            ((s + t) * 0.5, (s - t) * 0.5)
+            return Some((s, PixelPoint::new(0.0, 0.0)));
         }
+        let t = other.raised_shift(w.centre, w.axes.0, r, 0.5 * THICKNESS_MM);
+        ((s - t).norm() <= POSES_AGREE * s.norm()).then(|| ((s + t) * 0.5, (s - t) * 0.5))
     };
-    let lift = |w: &CloseWink, r: f64| shifts(w, r).0;
+    let lift = |w: &CloseWink, r: f64| shifts(w, r).map_or(PixelPoint::new(0.0, 0.0), |s| s.0);
+    let known = |w: &CloseWink, r: f64| shifts(w, r).is_some();
     // A wink named upper here, or resting on a third wink, is raised.
     let (a_up, b_up) = (raised.0 || upper == Some(true), raised.1 || upper == Some(false));
     // The margin with the raised winks' centres moved back (when the photo is sided), with the
@@ -423,7 +427,7 @@ fn margin(
     // Resting on each other but which is on top not known: both ways, the mean, and half their
     // difference as one more sd.
     let apart = felt_seen || m0 <= -disguise.min(seen_gap);
-    let both_ways = !(a_up || b_up || apart);
+    let both_ways = !(a_up || b_up || apart) && known(a, ra) && known(b, rb);
     let (m, which) = match (both_ways, measure(true, false), measure(false, true)) {
         (true, Some((ma, ..)), Some((mb, ..))) => ((ma + mb) / 2.0, (ma - mb).abs() / 2.0),
         _ => (m0, 0.0),
@@ -437,10 +441,13 @@ fn margin(
     let wall_sd = WALL_SIGMA_MM * tan_tilt * across;
     let raised = if !(a_up || b_up) && (felt_seen || m <= -disguise.min(seen_gap)) {
         0.0
+    } else if !((!a_up || known(a, ra)) && (!b_up || known(b, rb)) && (a_up || b_up || both_ways)) {
+        // A raised wink's shift not taken back: all of it.
+        disguise.max(MIN_RAISED_SIGMA_MM)
     } else {
         // The raised centre's shift in doubt (an unsided photo), along the line, for a wink
         // raised or (measured both ways) perhaps raised.
-        let doubt = |w: &CloseWink, r: f64| u.dot(shifts(w, r).1).abs() * mm_per_px_u;
+        let doubt = |w: &CloseWink, r: f64| shifts(w, r).map_or(0.0, |s| u.dot(s.1).abs() * mm_per_px_u);
         let centre_doubt = match (a_up, b_up) {
             (true, true) => doubt(a, ra).hypot(doubt(b, rb)),
             (true, false) => doubt(a, ra),
@@ -504,6 +511,7 @@ fn weigh_felt(pair: &mut Pair, felt: Option<f64>, seen_gap_mm: f64, hide_mm: f64
         pair.upper = None;
     } else if felt < FELT_SEEN_SHARE && -m >= seen_gap_mm && -m <= hide_mm && pair.verdict == "not_squopped" {
         pair.verdict = "too_close_to_call".into();
+        pair.gap_unseen = true;
     }
 }
 
@@ -646,6 +654,10 @@ const MIN_FELT_CHROMA: f64 = 0.03;
 /// 0.23 mm squop of blue on yellow over grey felt read its seam as 0.96 felt and was called
 /// apart.)
 const BLEND_MIMICS_FELT: f64 = 0.15;
+
+/// An unsided photo's two poses agree on a raised wink's shift when they differ by at most this
+/// share of it.
+const POSES_AGREE: f64 = 0.5;
 
 /// The photo must fit its pose this many times better than the pose tilted the other way before
 /// a raised wink's shift is taken from it alone (else from both poses, see [`margin`]).

@@ -29,8 +29,11 @@
 mod boundary;
 mod closeup;
 mod view;
+mod views;
 
 pub use closeup::{close_outline, closeup, CloseWink, Closeup, CloseupError, SizeSource, ASSUMED_SIZE_SHARE, LEANING_MISFIT};
+pub use view::PlaneView;
+pub use views::{call_on_views, combine_views, match_winks, on_plane, Placed, MATCH_MM};
 
 use crate::analyze::Analysis;
 use crate::detect::Found;
@@ -178,6 +181,39 @@ pub struct Pair {
     /// (rule D.1's "from more than one standing position"), from [`Pair::advise`].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub advice: Option<String>,
+    /// Close-ups read from several photos (`--also`): each photo's own reading of the pair, the
+    /// first photo's first; the margin, sigma and verdict above combine them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub views: Vec<ViewReading>,
+    /// The wink the evidence named on top, whether or not the call was made.
+    #[serde(skip)]
+    pub named_upper: Option<String>,
+    /// Close-ups: a gap beyond 2 sigma declined because no felt shows in it (a raised rim seen at
+    /// a slant could open it).
+    #[serde(skip)]
+    pub gap_unseen: bool,
+    /// Close-ups: a wink of the pair is raised (named upper, leaning, or on a third wink), so no
+    /// felt was read between them.
+    #[serde(skip)]
+    pub raised: bool,
+    /// Several photos' readings of the pair disagree by more than their sigmas allow.
+    #[serde(skip)]
+    pub photos_disagree: bool,
+}
+
+/// One photo's reading of a pair, for a call made from several.
+#[derive(Debug, Clone, Serialize)]
+pub struct ViewReading {
+    /// The photo.
+    pub path: String,
+    /// The pair's winks' ids in that photo.
+    pub ids: [String; 2],
+    /// Its margin, mm.
+    pub margin_mm: f64,
+    /// Its sigma, mm.
+    pub sigma_mm: f64,
+    /// Its verdict on its own.
+    pub verdict: String,
 }
 
 impl Pair {
@@ -203,6 +239,11 @@ impl Pair {
             size_unsure: Vec::new(),
             leaning: Vec::new(),
             advice: None,
+            views: Vec::new(),
+            named_upper: upper.map(str::to_string),
+            gap_unseen: false,
+            raised: false,
+            photos_disagree: false,
         }
     }
 }
@@ -339,6 +380,9 @@ impl Pair {
     pub fn advise(&self, closeup: bool) -> Option<String> {
         if self.verdict != "too_close_to_call" {
             return None;
+        }
+        if self.photos_disagree {
+            return Some("the photos disagree by more than their sigmas allow: look again from another position".into());
         }
         let bound = VERDICT_SIGMAS * self.sigma_mm;
         if self.margin_mm > bound {
@@ -659,7 +703,7 @@ mod tests {
     fn a_certain_overlap_with_no_upper_named_says_so() {
         let pair = |margin_mm: f64, upper: Option<&str>| {
             let (v, up) = verdict(margin_mm, 0.5, upper);
-            Pair { a: "w1".into(), b: "w2".into(), a_px: [0.0; 2], b_px: [0.0; 2], verdict: v.into(), upper: up, margin_mm, sigma_mm: 0.5, sigma_parts: Budget::default(), colours: [Colour::Red; 2], upper_confidence: None, upper_evidence: None, felt_between: None, size_unsure: Vec::new(), leaning: Vec::new(), advice: None }
+            Pair { a: "w1".into(), b: "w2".into(), a_px: [0.0; 2], b_px: [0.0; 2], verdict: v.into(), upper: up, margin_mm, sigma_mm: 0.5, sigma_parts: Budget::default(), colours: [Colour::Red; 2], upper_confidence: None, upper_evidence: None, felt_between: None, size_unsure: Vec::new(), leaning: Vec::new(), advice: None, views: Vec::new(), named_upper: None, gap_unseen: false, raised: false, photos_disagree: false }
         };
         assert_eq!(pair(8.6, Some("w1")).verdict_text(), "squopped, w1 on top");
         assert_eq!(pair(8.6, None).verdict_text(), "they overlap, but which is on top is too close to call");
