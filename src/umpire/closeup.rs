@@ -360,8 +360,9 @@ pub const ASSUMED_SIZE_SHARE: f64 = 0.15;
 /// taken back (measured on 62 rendered close-ups: taking back the centre's shift left the
 /// smallest errors, the raised side's overshot); the rest is counted in sigma. When the photo
 /// does not tell which way is away, the shift taken back is the mean of the two poses' and half
-/// their difference joins sigma (until session 30 none was taken back and all of it joined
-/// sigma: off the photo's centre the two poses nearly agree). A wink resting on a third wink
+/// their difference joins sigma where the two agree ([`POSES_AGREE`]; off the photo's centre the
+/// sight line's own slant decides most of it); where they do not, none is taken back and all of
+/// it joins sigma (as everywhere in such photos until session 30). A wink resting on a third wink
 /// (`raised`: a's, b's) is treated alike.
 fn margin(
     plane: &PlaneView,
@@ -391,7 +392,7 @@ fn margin(
     let known = |w: &CloseWink, r: f64| shifts(w, r).is_some();
     // A wink named upper here, or resting on a third wink, is raised.
     let (a_up, b_up) = (raised.0 || upper == Some(true), raised.1 || upper == Some(false));
-    // The margin with the raised winks' centres moved back (when the photo is sided), with the
+    // The margin with the raised winks' centres moved back (where the shift is known), with the
     // line of centres' direction and the pair's scale along it.
     let measure = |a_up: bool, b_up: bool| -> Option<(f64, PixelPoint, f64, PixelPoint)> {
         let (mut ca, mut cb) = (a.centre, b.centre);
