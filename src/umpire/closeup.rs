@@ -388,8 +388,10 @@ fn margin(
         let t = other.raised_shift(w.centre, w.axes.0, r, 0.5 * THICKNESS_MM);
         ((s - t).norm() <= POSES_AGREE * s.norm()).then(|| ((s + t) * 0.5, (s - t) * 0.5))
     };
-    let lift = |w: &CloseWink, r: f64| shifts(w, r).map_or(PixelPoint::new(0.0, 0.0), |s| s.0);
-    let known = |w: &CloseWink, r: f64| shifts(w, r).is_some();
+    // Each wink's (shift taken back, its doubt), once.
+    let (shift_a, shift_b) = (shifts(a, ra), shifts(b, rb));
+    let lift = |s: Option<(PixelPoint, PixelPoint)>| s.map_or(PixelPoint::new(0.0, 0.0), |s| s.0);
+    let (known_a, known_b) = (shift_a.is_some(), shift_b.is_some());
     // A wink named upper here, or resting on a third wink, is raised.
     let (a_up, b_up) = (raised.0 || upper == Some(true), raised.1 || upper == Some(false));
     // The margin with the raised winks' centres moved back (where the shift is known), with the
@@ -397,10 +399,10 @@ fn margin(
     let measure = |a_up: bool, b_up: bool| -> Option<(f64, PixelPoint, f64, PixelPoint)> {
         let (mut ca, mut cb) = (a.centre, b.centre);
         if a_up {
-            ca = ca - lift(a, ra);
+            ca = ca - lift(shift_a);
         }
         if b_up {
-            cb = cb - lift(b, rb);
+            cb = cb - lift(shift_b);
         }
         let d = cb - ca;
         let d_px = d.norm();
@@ -428,7 +430,7 @@ fn margin(
     // Resting on each other but which is on top not known: both ways, the mean, and half their
     // difference as one more sd.
     let apart = felt_seen || m0 <= -disguise.min(seen_gap);
-    let both_ways = !(a_up || b_up || apart) && known(a, ra) && known(b, rb);
+    let both_ways = !(a_up || b_up || apart) && known_a && known_b;
     let (m, which) = match (both_ways, measure(true, false), measure(false, true)) {
         (true, Some((ma, ..)), Some((mb, ..))) => ((ma + mb) / 2.0, (ma - mb).abs() / 2.0),
         _ => (m0, 0.0),
@@ -442,18 +444,19 @@ fn margin(
     let wall_sd = WALL_SIGMA_MM * tan_tilt * across;
     let raised = if !(a_up || b_up) && (felt_seen || m <= -disguise.min(seen_gap)) {
         0.0
-    } else if !((!a_up || known(a, ra)) && (!b_up || known(b, rb)) && (a_up || b_up || both_ways)) {
+    } else if !((!a_up || known_a) && (!b_up || known_b) && (a_up || b_up || both_ways)) {
         // A raised wink's shift not taken back: all of it.
         disguise.max(MIN_RAISED_SIGMA_MM)
     } else {
         // The raised centre's shift in doubt (an unsided photo), along the line, for a wink
         // raised or (measured both ways) perhaps raised.
-        let doubt = |w: &CloseWink, r: f64| shifts(w, r).map_or(0.0, |s| u.dot(s.1).abs() * mm_per_px_u);
+        let doubt = |s: Option<(PixelPoint, PixelPoint)>| s.map_or(0.0, |s| u.dot(s.1).abs() * mm_per_px_u);
+        let (da, db) = (doubt(shift_a), doubt(shift_b));
         let centre_doubt = match (a_up, b_up) {
-            (true, true) => doubt(a, ra).hypot(doubt(b, rb)),
-            (true, false) => doubt(a, ra),
-            (false, true) => doubt(b, rb),
-            (false, false) => doubt(a, ra).max(doubt(b, rb)),
+            (true, true) => da.hypot(db),
+            (true, false) => da,
+            (false, true) => db,
+            (false, false) => da.max(db),
         };
         (0.5 * disguise).hypot(which).hypot(centre_doubt).max(MIN_RAISED_SIGMA_MM)
     };

@@ -185,7 +185,8 @@ pub struct Pair {
     /// first photo's first; the margin, sigma and verdict above combine them.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub views: Vec<ViewReading>,
-    /// The wink the evidence named on top, whether or not the call was made.
+    /// The wink named on top as the pair was called (close-ups: whatever the evidence named,
+    /// whether or not the call was made; overhead: the upper named surely enough).
     #[serde(skip)]
     pub named_upper: Option<String>,
     /// Close-ups: a gap beyond 2 sigma declined because no felt shows in it (a raised rim seen at
@@ -294,9 +295,13 @@ impl Budget {
         Budget(kept)
     }
 
-    /// This budget with one more source.
+    /// This budget with one more independent doubt from `source`: joined in quadrature to that
+    /// source's part where it has one.
     pub fn with(mut self, source: &'static str, mm: f64) -> Budget {
-        self.0.push(SigmaPart { source, mm });
+        match self.0.iter_mut().find(|p| p.source == source) {
+            Some(p) => p.mm = p.mm.hypot(mm),
+            None => self.0.push(SigmaPart { source, mm }),
+        }
         Budget::of(&self.0.iter().map(|p| (p.source, p.mm)).collect::<Vec<_>>())
     }
 
@@ -668,9 +673,13 @@ mod tests {
         assert!((b.sigma() - 0.5).abs() < 1e-12);
         let sources: Vec<&str> = b.parts().iter().map(|p| p.source).collect();
         assert_eq!(sources, ["edge_bias", "outline_fit"]);
-        let more = b.with("scale", 1.2);
+        let more = b.clone().with("scale", 1.2);
         assert_eq!(more.parts()[0].source, "scale");
         assert!((more.sigma() - 1.3).abs() < 1e-12);
+        // A source already there takes the new doubt into its own part.
+        let joined = b.with("outline_fit", 0.4);
+        assert_eq!(joined.parts().len(), 2);
+        assert!((joined.parts()[0].mm - 0.5).abs() < 1e-12 && joined.parts()[0].source == "outline_fit");
         assert!(Budget::default().is_empty() && Budget::default().sigma() == 0.0);
     }
 

@@ -156,8 +156,7 @@ pub fn combine_views(readings: &[(&Pair, &str, [String; 2], Option<String>)]) ->
     let any_raised = readings.iter().any(|r| r.0.raised);
     let rim = |p: &Pair| p.sigma_parts.parts().iter().find(|s| s.source == "raised_rim").map_or(0.0, |s| s.mm);
     let doubt = readings.iter().filter(|r| r.0.raised).map(|r| rim(r.0)).fold(0.0, f64::max);
-    // Each reading's budget, a flat reading's raised rim made up to the doubt the others have (the
-    // part added joins its own under the one source).
+    // Each reading's budget, a flat reading's raised rim made up to the doubt the others have.
     let budgets: Vec<Budget> = readings
         .iter()
         .map(|r| if any_raised && !r.0.raised && rim(r.0) < doubt { r.0.sigma_parts.clone().with("raised_rim", (doubt * doubt - rim(r.0).powi(2)).sqrt()) } else { r.0.sigma_parts.clone() })
@@ -176,7 +175,7 @@ pub fn combine_views(readings: &[(&Pair, &str, [String; 2], Option<String>)]) ->
             }
         }
     }
-    let part = |b: &Budget, source: &str| b.parts().iter().filter(|s| s.source == source).map(|s| s.mm * s.mm).sum::<f64>().sqrt();
+    let part = |b: &Budget, source: &str| b.parts().iter().find(|s| s.source == source).map_or(0.0, |s| s.mm);
     let parts: Vec<(&'static str, f64)> = sources
         .iter()
         .map(|&source| {
