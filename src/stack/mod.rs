@@ -20,7 +20,7 @@ use crate::detect::fit::{lab_at, Beyond, Rest, THICKNESS_MM};
 use crate::detect::sample::LinearView;
 use crate::detect::{measure, Found, FoundSquop, Hint};
 use crate::geometry::{MatPoint, PixelPoint};
-use crate::report::position::NominalDiameters;
+use crate::report::position::{NominalDiameters, WinkSize};
 use rayon::prelude::*;
 
 /// Pairs whose footprints are further apart than this (mm) are not examined.
@@ -492,22 +492,21 @@ pub fn stack(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, nomi
     // Winks whose outlines meet: measured again without the edge points that lie inside the other
     // (the boundary between two winks is one wink's rim, not both).
     let first: Vec<Found> = found.to_vec();
-    let refits: Vec<(usize, Found)> = (0..first.len())
-        .into_par_iter()
-        .filter_map(|i| {
-            let others = neighbours(cal, &first, i);
-            if others.is_empty() {
-                return None;
-            }
-            let f = &first[i];
-            let same_colour = neighbours_of_colour(cal, &first, i);
-            let hint = Hint { rest: Some(f.rest), size: None, others, same_colour, fitted: true };
-            measure(view, cal, model, f.colour, f.centre_px, f.radius_px, nominal, &hint).map(|r| (i, r))
-        })
-        .collect();
+    let refit = |i: usize, size: Option<WinkSize>| -> Option<Found> {
+        let others = neighbours(cal, &first, i);
+        if others.is_empty() {
+            return None;
+        }
+        let f = &first[i];
+        let same_colour = neighbours_of_colour(cal, &first, i);
+        let hint = Hint { rest: Some(f.rest), size, others, same_colour, fitted: true };
+        measure(view, cal, model, f.colour, f.centre_px, f.radius_px, nominal, &hint)
+    };
+    let refits: Vec<(usize, Found)> = (0..first.len()).into_par_iter().filter_map(|i| refit(i, None).map(|r| (i, r))).collect();
     for (i, r) in refits {
         found[i] = r;
     }
+    keep_sizes_within_set(&first, found, |i, size| refit(i, Some(size)));
     let flat: Vec<Found> = found.to_vec();
     let decided = decide_pairs(view, cal, model, found);
     let mut memo = Vec::new();
@@ -528,6 +527,28 @@ pub fn stack(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, nomi
     let decided = decided.into_iter().filter(|s| keep.contains(&(s.upper, s.lower))).collect();
     let again = stack_with(view, cal, model, nominal, found, decided, &mut memo);
     again.into_iter().filter(|s| s.margin_mm > MIN_REPORTED_MARGIN_MM).collect()
+}
+
+/// Where measuring winks again without their neighbours' edge points changed a size so that a
+/// colour shows more of the new size than a set holds and fewer of the old (rule 2.1.1: two large
+/// and four small winks a colour), the changed winks of that colour are measured again at their
+/// old size, least confident first, until the count fits (`remeasure(i, size)`; the wink as it was
+/// before, `before[i]`, where that finds none). A wink's rim cut short by a neighbour's outline
+/// fitted a little too wide reads as the smaller size, and the set's limit would then drop it.
+fn keep_sizes_within_set(before: &[Found], found: &mut [Found], remeasure: impl Fn(usize, WinkSize) -> Option<Found>) {
+    for colour in crate::report::position::Colour::ALL {
+        let count = |found: &[Found], size: WinkSize| found.iter().filter(|f| f.colour == colour && f.size == size).count();
+        for (old, new) in [(WinkSize::Large, WinkSize::Small), (WinkSize::Small, WinkSize::Large)] {
+            while count(found, new) > new.per_colour() && count(found, old) < old.per_colour() {
+                // A wink whose centre lies within another of its colour is more likely that wink
+                // found twice than one of its own: the set's limit may drop it.
+                let apart = |i: usize| !found.iter().enumerate().any(|(j, g)| j != i && g.colour == colour && g.centre_px.distance(before[i].centre_px) < g.radius_px);
+                let changed = (0..found.len()).filter(|&i| found[i].colour == colour && found[i].size == new && before[i].size == old && apart(i));
+                let Some(i) = changed.min_by(|&a, &b| found[a].confidence.total_cmp(&found[b].confidence)) else { break };
+                found[i] = remeasure(i, old).filter(|f| f.size == old).unwrap_or_else(|| before[i].clone());
+            }
+        }
+    }
 }
 
 /// Who is on top for every pair whose footprints come within `PAIR_GAP_MM`, each pair on its own
@@ -844,5 +865,37 @@ mod tests {
                 assert_eq!(score < -MIN_MODEL_SCORE, !upper_is_a, "overlap {depth} px, a on top {upper_is_a}: score {score}");
             }
         }
+    }
+
+    #[test]
+    fn a_size_the_refit_changed_past_the_sets_limit_is_measured_again_at_the_old() {
+        use crate::report::position::Colour;
+        let at = |x: f64, size: WinkSize, confidence: f64| Found { size, centre_px: PixelPoint::new(x, 0.0), radius_px: 5.0, confidence, ..crate::detect::test_wink(Colour::Blue, MatPoint::new(x, 0.0)) };
+        // Blue: one large and four small before; the refit read the large wink (index 0) small,
+        // so blue shows five small winks and one large fewer than a set holds.
+        let before = vec![at(0.0, WinkSize::Large, 0.9), at(40.0, WinkSize::Small, 0.8), at(80.0, WinkSize::Small, 0.8), at(120.0, WinkSize::Small, 0.8), at(160.0, WinkSize::Small, 0.8)];
+        let mut found = before.clone();
+        found[0] = at(0.5, WinkSize::Small, 0.6);
+        keep_sizes_within_set(&before, &mut found, |i, size| Some(Found { confidence: 0.7, ..at(before[i].centre_px.x, size, 0.0) }));
+        assert_eq!(found[0].size, WinkSize::Large);
+        assert_eq!(found[0].confidence, 0.7, "measured again, not just put back");
+        // Where the measure at the old size finds nothing, the wink is put back as it was.
+        let mut found = before.clone();
+        found[0] = at(0.5, WinkSize::Small, 0.6);
+        keep_sizes_within_set(&before, &mut found, |_, _| None);
+        assert_eq!((found[0].size, found[0].confidence), (WinkSize::Large, 0.9));
+        // Within the limit, a changed size stands.
+        let mut found = before[..4].to_vec();
+        found[0] = at(0.5, WinkSize::Small, 0.6);
+        keep_sizes_within_set(&before[..4], &mut found, |_, _| None);
+        assert_eq!(found[0].size, WinkSize::Small);
+        // A wink whose centre lies within another of its colour may be that wink found twice: it
+        // is left for the set's limit to drop.
+        let mut before = before;
+        before[0].centre_px.x = 37.0;
+        let mut found = before.clone();
+        found[0] = at(37.0, WinkSize::Small, 0.6);
+        keep_sizes_within_set(&before, &mut found, |_, _| None);
+        assert_eq!(found[0].size, WinkSize::Small);
     }
 }
