@@ -487,7 +487,7 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
     let squops = crate::stack::stack(&view, cal, &model, &nominal, &mut found, &apart);
     // Refits may have changed a size: the set's limits again, squops following their winks; a
     // wink found twice (a second wink's fit moved onto the first's by the stacking) goes too.
-    let keep = distinct(&found, NEAREST_SHARE, within_set(&found));
+    let keep = singles_within_set(&found);
     let new_index: Vec<Option<usize>> = keep.iter().scan(0usize, |n, &k| Some(k.then(|| { *n += 1; *n - 1 }))).collect();
     let squops: Vec<FoundSquop> = squops
         .into_iter()
@@ -1018,7 +1018,10 @@ fn sizes_within_set(view: &LinearView<'_>, cal: &Calibration, model: &ColourMode
             }
         }
     }
-    let keep = within_set(found);
+    // A wink measured again at the other size can land on another of its colour: one wink,
+    // found twice.
+    dedupe(found);
+    let keep = within_set(found, vec![true; found.len()]);
     let mut k = keep.iter();
     found.retain(|_| *k.next().unwrap_or(&true));
 }
@@ -1035,12 +1038,19 @@ fn least_convinced(found: &[Found], colour: Colour, from: WinkSize, to: WinkSize
     })
 }
 
-/// Which winks to keep so that no colour has more of a size than a set holds (the most confident).
-fn within_set(found: &[Found]) -> Vec<bool> {
-    let mut keep = vec![true; found.len()];
+/// Which winks to keep: no wink twice ([`distinct`]), then no more of a colour and size than a set
+/// holds ([`within_set`]). Doubles go first: a wink found twice, once at each size, must not
+/// push a wink found once out of the set's count.
+fn singles_within_set(found: &[Found]) -> Vec<bool> {
+    within_set(found, distinct(found, NEAREST_SHARE, vec![true; found.len()]))
+}
+
+/// Which winks to keep, of those `keep` keeps, so that no colour has more of a size than a set
+/// holds (the most confident).
+fn within_set(found: &[Found], mut keep: Vec<bool>) -> Vec<bool> {
     for colour in Colour::ALL {
         for size in [WinkSize::Large, WinkSize::Small] {
-            let mut idx: Vec<usize> = (0..found.len()).filter(|&i| found[i].colour == colour && found[i].size == size).collect();
+            let mut idx: Vec<usize> = (0..found.len()).filter(|&i| keep[i] && found[i].colour == colour && found[i].size == size).collect();
             idx.sort_by(|&a, &b| found[b].confidence.total_cmp(&found[a].confidence));
             for &d in idx.iter().skip(size.per_colour()) {
                 keep[d] = false;
@@ -1637,6 +1647,18 @@ mod tests {
             rays_from: (PixelPoint::new(0.0, 0.0), 8.0),
             pictured: false,
         }
+    }
+
+    #[test]
+    fn a_wink_found_twice_does_not_push_another_out_of_the_sets_count() {
+        let large = |x: f64, confidence: f64| Found { size: WinkSize::Large, radius_mm: Some(11.0), confidence, ..wink(Colour::Green, MatPoint::new(x, 0.0)) };
+        // Green: a large wink found twice (2 mm apart, once less surely) and a second large wink
+        // found once, less surely than either.
+        let found = vec![large(0.0, 0.9), large(100.0, 0.6), large(2.0, 0.7)];
+        assert_eq!(singles_within_set(&found), vec![true, true, false]);
+        // Three large winks found once each: the least sure goes (rule 2.1.1: two a colour).
+        let found = vec![large(0.0, 0.9), large(100.0, 0.6), large(200.0, 0.7)];
+        assert_eq!(singles_within_set(&found), vec![true, false, true]);
     }
 
     #[test]
