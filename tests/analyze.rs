@@ -439,6 +439,19 @@ fn analyze_finds_every_wink_through_a_warm_desaturated_camera() -> TestResult {
 }
 
 #[test]
+fn analyze_counts_a_wink_in_a_pot_of_its_own_colour() -> TestResult {
+    // The flat style drew this pot dark red, and a red wink lies in it wholly visible. Winks of
+    // the pot's colour in it used to go uncounted; now the pixels that look more like the red
+    // winks on the mat than like the pot's rim are a wink's.
+    let (got, truth) = synth_and_analyze(&["--kind", "near-miss", "--seed", "1019", "--style", "flat"], "nearmiss-01019")?;
+    let red_potted = |v: &Value| v["winks"].as_array().map_or(0, |w| w.iter().filter(|w| w["state"] == "potted" && w["colour"] == "red").count());
+    let seen = truth["winks"].as_array().ok_or("winks")?.iter().filter(|w| w["state"] == "potted" && w["colour"] == "red" && w["visible_fraction"].as_f64().unwrap_or(0.0) > 0.9).count();
+    assert_eq!(seen, 1, "the scene has one red wink in the pot, wholly visible");
+    assert_eq!(red_potted(&got), 1, "{}", got["winks"]);
+    Ok(())
+}
+
+#[test]
 fn analyze_sizes_and_places_winks_drawn_by_the_flat_renderer() -> TestResult {
     // The flat style's drop shadows and dark bevels move every edge found by a fraction of a
     // millimetre, one way for dark winks and the other for light ones; learned from the winks

@@ -370,8 +370,10 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
     let sampled: Vec<Lab> = (0..lh).into_par_iter().step_by(every).flat_map_iter(|j| (0..lw).step_by(every).map(move |i| lab_px(i, j)).filter(|c| model.is_candidate(*c))).collect();
     model.learn(sampled.iter().copied());
 
-    // The pot's colour, when it could pass for a wink's: winks of that colour in the pot are not counted.
-    let pot_colour = {
+    // The pot's colour (its rim's median) and spread (the samples' median distance from it), and
+    // the wink colour it could pass for: pixels of that colour in the pot are taken for winks only
+    // where they look more like the colour's winks on the mat than the pot.
+    let (pot_lab, pot_colour) = {
         let mut rim = Vec::new();
         for k in 0..48 {
             let a = k as f64 / 48.0 * std::f64::consts::TAU;
@@ -383,7 +385,15 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
                 }
             }
         }
-        median_lab(&mut rim).and_then(|c| model.classify(c))
+        let lab = median_lab(&mut rim).map(|m| {
+            let mut d: Vec<f64> = rim.iter().map(|&c| lab_distance(c, m)).collect();
+            d.sort_by(f64::total_cmp);
+            (m, d[d.len() / 2])
+        });
+        // A pot coloured like a wink can read duller than one at its rim (shaded, blurred with
+        // what lies either side): its hue decides, once it has some colour.
+        let colour = lab.and_then(|(c, _)| model.classify(c).or_else(|| (c.chroma() >= MIN_POT_CHROMA).then(|| model.nearest_hue(c.hue_deg())).flatten()));
+        (lab, colour)
     };
 
     // Label masks: each colour's pixels on the mat; winks' pixels in the pot's opening apart.
@@ -399,6 +409,8 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
     let step = label_sample_step(ppm_min * nominal.small_mm / scale as f64);
     let (mut masks, faint_masks) = label_masks(&region, &lut, pot_bbox, step);
     let mut potted = Vec::new();
+    // The pot-coloured pixels in its opening: (index in the pot's box, colour).
+    let mut pot_coloured: Vec<(usize, Lab)> = Vec::new();
     if let Some(pb) = pot_bbox {
         potted = vec![vec![0u8; (pb.width * pb.height) as usize]; 4];
         for j in pb.y..pb.y + pb.height {
@@ -406,8 +418,11 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
                 let Some(k) = lut.class(region.bgr(i as usize, j as usize)) else { continue };
                 let p = labels_geom.to_frame(i as f64, j as f64);
                 if inside_convex(&pot_opening, p) {
+                    let at = ((j - pb.y) * pb.width + i - pb.x) as usize;
                     if pot_colour != Some(Colour::ALL[k]) {
-                        potted[k][((j - pb.y) * pb.width + i - pb.x) as usize] = 255;
+                        potted[k][at] = 255;
+                    } else {
+                        pot_coloured.push((at, lab_px(i, j)));
                     }
                 } else if !inside_convex(&pot_body, p) {
                     masks.set(k, i, j);
@@ -514,6 +529,19 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
         };
     }
 
+    // Winks of the pot's colour in it: the pixels nearer that colour's winks on the mat (their
+    // faces' median) than the pot's rim; with none of them on the mat (the colour potted out),
+    // those further from the pot's colour than its own spread allows.
+    if let (Some(colour), Some((pot, spread))) = (pot_colour, pot_lab) {
+        let face = face_colour(&view, &found, colour);
+        let k = colour_index(colour);
+        for &(at, c) in &pot_coloured {
+            if looks_like_a_wink(c, face, (pot, spread)) {
+                potted[k][at] = 255;
+            }
+        }
+    }
+
     // Winks seen in the pot.
     for (k, colour) in Colour::ALL.iter().copied().enumerate() {
         let (Some(pb), Some(buf)) = (pot_bbox, potted.get(k)) else { break };
@@ -582,6 +610,49 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
         found[i].id = format!("w{}", n + 1);
     }
     Ok(Detections { found, squops, model: Some(model), px_per_mm: ppm_centre })
+}
+
+/// The median colour of the faces of the winks of `colour` found on the mat (the middle half of
+/// each radius), `None` when none is found.
+fn face_colour(view: &LinearView<'_>, found: &[Found], colour: Colour) -> Option<Lab> {
+    let mut v: Vec<Lab> = Vec::new();
+    for f in found.iter().filter(|f| f.colour == colour && f.state != WinkState::Potted) {
+        for k in 0..12 {
+            let t = k as f64 / 12.0 * std::f64::consts::TAU;
+            v.extend(fit::lab_at(view, f.centre_px + PixelPoint::new(t.cos(), t.sin()) * (0.4 * f.radius_px)));
+        }
+    }
+    if v.is_empty() {
+        return None;
+    }
+    let mid = v.len() / 2;
+    let pick = |f: fn(&Lab) -> f64| *v.iter().map(f).collect::<Vec<f64>>().select_nth_unstable_by(mid, f64::total_cmp).1;
+    Some(Lab { l: pick(|c| c.l), a: pick(|c| c.a), b: pick(|c| c.b) })
+}
+
+/// Whether a pixel of the pot's colour in the pot is a wink's: nearer the colour's winks' faces
+/// on the mat (`face`) than the pot (`pot`: its rim's median colour and spread); with no face to
+/// compare with, further from the pot than its spread allows.
+fn looks_like_a_wink(c: Lab, face: Option<Lab>, (pot, spread): (Lab, f64)) -> bool {
+    match face {
+        Some(face) => lab_distance(c, face) < lab_distance(c, pot),
+        None => lab_distance(c, pot) > (POT_SPREADS * spread).max(MIN_POT_DISTANCE),
+    }
+}
+
+/// With none of its colour's winks on the mat to compare with, a pixel of the pot's colour in it
+/// is a wink's when further from the pot's colour than this many times the rim's spread ...
+const POT_SPREADS: f64 = 3.0;
+/// ... and than this (CIE76): a wink and a pot of one plastic colour differ by more.
+const MIN_POT_DISTANCE: f64 = 12.0;
+
+/// Least chroma of a pot's rim for its hue to name the wink colour it could pass for (grey, white
+/// and black pots have a few units, blurred with the felt up to ~10).
+const MIN_POT_CHROMA: f64 = 15.0;
+
+/// CIE76 colour difference.
+fn lab_distance(p: Lab, q: Lab) -> f64 {
+    ((p.l - q.l).powi(2) + (p.a - q.a).powi(2) + (p.b - q.b).powi(2)).sqrt()
 }
 
 /// Confidence given a wink seen in the pot: its region's outline is partly the pot's rim and
@@ -1650,6 +1721,22 @@ mod tests {
     }
 
     #[test]
+    fn a_wink_in_a_pot_of_its_colour_is_told_from_the_pot() {
+        // The flat style's dark red pot and a red wink on its floor (nearmiss-01019, CIE Lab).
+        let (pot, wink, face) = (Lab { l: 19.0, a: 31.0, b: 21.0 }, Lab { l: 34.0, a: 53.0, b: 36.0 }, Lab { l: 36.0, a: 55.0, b: 38.0 });
+        let spread = 3.0;
+        assert!(looks_like_a_wink(wink, Some(face), (pot, spread)));
+        // The pot's own shades (its floor darker, its lit wall lighter) are the pot.
+        for shade in [Lab { l: 12.0, a: 22.0, b: 15.0 }, Lab { l: 26.0, a: 36.0, b: 25.0 }] {
+            assert!(!looks_like_a_wink(shade, Some(face), (pot, spread)), "{shade:?}");
+        }
+        // Red potted out (no red wink on the mat): the wink, far from the pot, still counts; a
+        // shade within the rim's spread and the least distance does not.
+        assert!(looks_like_a_wink(wink, None, (pot, spread)));
+        assert!(!looks_like_a_wink(Lab { l: 24.0, a: 36.0, b: 24.0 }, None, (pot, spread)));
+    }
+
+    #[test]
     fn a_wink_found_twice_does_not_push_another_out_of_the_sets_count() {
         let large = |x: f64, confidence: f64| Found { size: WinkSize::Large, radius_mm: Some(11.0), confidence, ..wink(Colour::Green, MatPoint::new(x, 0.0)) };
         // Green: a large wink found twice (2 mm apart, once less surely) and a second large wink
@@ -1856,3 +1943,4 @@ mod tests {
         assert_eq!(least_convinced(&found, Colour::Blue, WinkSize::Large, WinkSize::Small, &[]), None);
     }
 }
+
