@@ -86,6 +86,11 @@ impl Lab {
     pub fn hue_deg(self) -> f64 {
         wrap_360(self.b.atan2(self.a).to_degrees())
     }
+    /// CIE76 colour difference: the distance in Lab.
+    pub fn distance(self, o: Lab) -> f64 {
+        let (dl, da, db) = (self.l - o.l, self.a - o.a, self.b - o.b);
+        (dl * dl + da * da + db * db).sqrt()
+    }
     /// Distance in the a*b* plane.
     pub fn ab_distance(self, o: Lab) -> f64 {
         let (da, db) = (self.a - o.a, self.b - o.b);

@@ -287,10 +287,7 @@ pub fn ray_edges_with(view: &LinearView<'_>, model: &ColourModel, colour: Colour
                 // felt's colour than the far level is. Round a wink on the felt the far level is
                 // the felt, so a JPEG's colour ringing there never passes for a strip (taken
                 // for one, it lost or doubled 5 winks a few pixels across).
-                let to_felt = |v: [f32; 3]| {
-                    let (q, f) = (linear_to_lab(v), model.felt);
-                    ((q.l - f.l).powi(2) + (q.a - f.a).powi(2) + (q.b - f.b).powi(2)).sqrt()
-                };
+                let to_felt = |v: [f32; 3]| linear_to_lab(v).distance(model.felt);
                 if !mixed_beyond && local_dev > LOCAL_LEVEL_SHARE * far_share.contrast && background(local) && far_is_background() && to_felt(local) < to_felt(far) {
                     if let Some(near_share) = Crossing::new(inside, local, measure) {
                         beyond = local;

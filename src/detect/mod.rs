@@ -344,20 +344,8 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
         let m = if s < 2.0 * hx { MatPoint::new(-hx + s, hy) } else if s < 2.0 * hx + 2.0 * hy { MatPoint::new(hx, hy - (s - 2.0 * hx)) } else if s < 4.0 * hx + 2.0 * hy { MatPoint::new(hx - (s - 2.0 * hx - 2.0 * hy), -hy) } else { MatPoint::new(-hx, -hy + (s - 4.0 * hx - 2.0 * hy)) };
         table_s.extend(sample_lab(m));
     }
-    let median_lab = |v: &mut Vec<Lab>| -> Option<Lab> {
-        if v.len() < 5 {
-            return None;
-        }
-        let mid = v.len() / 2;
-        let pick = |f: fn(&Lab) -> f64| {
-            let mut x: Vec<f64> = v.iter().map(f).collect();
-            x.sort_by(|a, b| a.total_cmp(b));
-            x[mid]
-        };
-        Some(Lab { l: pick(|c| c.l), a: pick(|c| c.a), b: pick(|c| c.b) })
-    };
-    let felt = median_lab(&mut felt_s).unwrap_or(Lab { l: cal.felt_lab[0] * 100.0 / 255.0, a: cal.felt_lab[1] - 128.0, b: cal.felt_lab[2] - 128.0 });
-    let table = median_lab(&mut table_s);
+    let felt = median_lab(&felt_s).unwrap_or(Lab { l: cal.felt_lab[0] * 100.0 / 255.0, a: cal.felt_lab[1] - 128.0, b: cal.felt_lab[2] - 128.0 });
+    let table = median_lab(&table_s);
     let spread = {
         let mut d: Vec<f64> = felt_s.iter().map(|c| c.ab_distance(felt)).collect();
         d.sort_by(f64::total_cmp);
@@ -385,8 +373,8 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
                 }
             }
         }
-        let lab = median_lab(&mut rim).map(|m| {
-            let mut d: Vec<f64> = rim.iter().map(|&c| lab_distance(c, m)).collect();
+        let lab = median_lab(&rim).map(|m| {
+            let mut d: Vec<f64> = rim.iter().map(|&c| c.distance(m)).collect();
             d.sort_by(f64::total_cmp);
             (m, d[d.len() / 2])
         });
@@ -613,7 +601,7 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
 }
 
 /// The median colour of the faces of the winks of `colour` found on the mat (the middle half of
-/// each radius), `None` when none is found.
+/// each radius), `None` when too few are seen.
 fn face_colour(view: &LinearView<'_>, found: &[Found], colour: Colour) -> Option<Lab> {
     let mut v: Vec<Lab> = Vec::new();
     for f in found.iter().filter(|f| f.colour == colour && f.state != WinkState::Potted) {
@@ -622,7 +610,12 @@ fn face_colour(view: &LinearView<'_>, found: &[Found], colour: Colour) -> Option
             v.extend(fit::lab_at(view, f.centre_px + PixelPoint::new(t.cos(), t.sin()) * (0.4 * f.radius_px)));
         }
     }
-    if v.is_empty() {
+    median_lab(&v)
+}
+
+/// Each channel's median of at least five colours, else `None`.
+fn median_lab(v: &[Lab]) -> Option<Lab> {
+    if v.len() < 5 {
         return None;
     }
     let mid = v.len() / 2;
@@ -635,8 +628,8 @@ fn face_colour(view: &LinearView<'_>, found: &[Found], colour: Colour) -> Option
 /// compare with, further from the pot than its spread allows.
 fn looks_like_a_wink(c: Lab, face: Option<Lab>, (pot, spread): (Lab, f64)) -> bool {
     match face {
-        Some(face) => lab_distance(c, face) < lab_distance(c, pot),
-        None => lab_distance(c, pot) > (POT_SPREADS * spread).max(MIN_POT_DISTANCE),
+        Some(face) => c.distance(face) < c.distance(pot),
+        None => c.distance(pot) > (POT_SPREADS * spread).max(MIN_POT_DISTANCE),
     }
 }
 
@@ -649,11 +642,6 @@ const MIN_POT_DISTANCE: f64 = 12.0;
 /// Least chroma of a pot's rim for its hue to name the wink colour it could pass for (grey, white
 /// and black pots have a few units, blurred with the felt up to ~10).
 const MIN_POT_CHROMA: f64 = 15.0;
-
-/// CIE76 colour difference.
-fn lab_distance(p: Lab, q: Lab) -> f64 {
-    ((p.l - q.l).powi(2) + (p.a - q.a).powi(2) + (p.b - q.b).powi(2)).sqrt()
-}
 
 /// Confidence given a wink seen in the pot: its region's outline is partly the pot's rim and
 /// the winks above it, so its size and centre are rough.
@@ -1943,4 +1931,3 @@ mod tests {
         assert_eq!(least_convinced(&found, Colour::Blue, WinkSize::Large, WinkSize::Small, &[]), None);
     }
 }
-
