@@ -529,8 +529,7 @@ fn cmd_umpire(args: &UmpireArgs) -> Result<()> {
         let pairs = if others.is_empty() {
             found.pairs.clone()
         } else {
-            let views: Vec<(&umpire::Closeup, &str)> = others.iter().map(|(c, p)| (c, p.as_str())).collect();
-            let (pairs, shown) = umpire::call_on_views((&found, &args.image.display().to_string()), &views, &nominal);
+            let (pairs, shown) = umpire::call_on_views((&found, &args.image.display().to_string()), &others, &nominal);
             for ((_, path), n) in others.iter().zip(shown) {
                 if n < 2 {
                     eprintln!("{path}: not two of the first photo's winks found in it (by colour, size and place): not used");

@@ -98,8 +98,7 @@ pub fn evaluate(cases: &[Case], ruleset: Ruleset, progress: &mut dyn FnMut(usize
                 .filter_map(|c| Some((closeup(&load_image(&c.image).ok()?, &nominal, None, None).ok()?, c.image.display().to_string())))
                 .collect();
             if !views.is_empty() {
-                let others: Vec<(&Closeup, &str)> = views.iter().map(|(c, p)| (c, p.as_str())).collect();
-                calls.push((call_on_views((&found, &case.image.display().to_string()), &others, &nominal).0, 1 + views.len()));
+                calls.push((call_on_views((&found, &case.image.display().to_string()), &views, &nominal).0, 1 + views.len()));
             }
             calls.push((found.pairs, 1));
         } else {

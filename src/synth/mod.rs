@@ -153,14 +153,11 @@ pub fn render_still(opts: &StillOptions, path: Option<String>) -> Result<Still, 
     let body = (opts.camera_seed.is_some() || opts.k1.is_some()).then(|| shoot::body(opts.camera_seed.unwrap_or(opts.seed), opts.width, opts.height, opts.k1));
     let camera = if opts.closeup {
         let centre = layout::closeup_cluster(&mut rng, &mut scene, spec);
-        match opts.view {
+        if let Some(v) = opts.view {
             // Another view: its own stream for the camera and its effects, the winks unchanged.
-            Some(v) => {
-                rng = Pcg64::seed_from_u64(opts.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ v.wrapping_mul(0xD1B5_4A32_D192_ED03) ^ 0x0C10_5E01);
-                shoot::closeup(&mut rng, centre, 45.0, opts.width, opts.height)
-            }
-            None => shoot::closeup(&mut rng, centre, 45.0, opts.width, opts.height),
+            rng = Pcg64::seed_from_u64(opts.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ v.wrapping_mul(0xD1B5_4A32_D192_ED03) ^ 0x0C10_5E01);
         }
+        shoot::closeup(&mut rng, centre, 45.0, opts.width, opts.height)
     } else if opts.kind == Kind::Chessboard {
         let (i, d) = body.unwrap_or_else(|| shoot::body(opts.seed, opts.width, opts.height, None));
         let (cam, board) = shoot::chessboard_shot(&mut rng, i, d, opts.width, opts.height);

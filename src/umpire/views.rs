@@ -104,7 +104,7 @@ pub fn match_winks(a: &[Placed], b: &[Placed]) -> Vec<Option<usize>> {
 /// The first close-up's pairs, each called on every photo (`others`, each with its path) that
 /// shows both its winks near enough to report them; a pair no other photo shows keeps its own
 /// call. With them, how many of the first photo's winks each other photo was found to show.
-pub fn call_on_views(first: (&Closeup, &str), others: &[(&Closeup, &str)], nominal: &NominalDiameters) -> (Vec<Pair>, Vec<usize>) {
+pub fn call_on_views(first: (&Closeup, &str), others: &[(Closeup, String)], nominal: &NominalDiameters) -> (Vec<Pair>, Vec<usize>) {
     let placed = |c: &Closeup| -> Vec<Placed> { on_plane(c, nominal).into_iter().zip(&c.winks).map(|(p, w)| (w.colour, w.size, p)).collect() };
     let here = placed(first.0);
     let maps: Vec<Vec<Option<usize>>> = others.iter().map(|(c, _)| match_winks(&here, &placed(c))).collect();
@@ -122,7 +122,7 @@ pub fn call_on_views(first: (&Closeup, &str), others: &[(&Closeup, &str)], nomin
                 if let Some(q) = c.pairs.iter().find(|q| (q.a == *ida && q.b == *idb) || (q.a == *idb && q.b == *ida)) {
                     // Its upper, in the first photo's ids.
                     let up = q.named_upper.as_ref().map(|u| if u == ida { p.a.clone() } else { p.b.clone() });
-                    readings.push((q, *path, [ida.clone(), idb.clone()], up));
+                    readings.push((q, path.as_str(), [ida.clone(), idb.clone()], up));
                 }
             }
             if readings.len() > 1 {
