@@ -24,6 +24,8 @@ const SUPERSAMPLE: i32 = 3;
 const SHIFT: i32 = 4;
 /// Points round each projected circle.
 const CIRCLE_POINTS: usize = 72;
+/// Points along each side of a baseline's painted strip.
+const BASELINE_POINTS: usize = 32;
 /// A wink's bevelled rim: this wide (mm) and this much darker than its face.
 const BEVEL_MM: f64 = 0.9;
 const BEVEL_SHADE: f64 = 0.6;
@@ -89,8 +91,18 @@ pub fn draw(scene: &Scene, cam: &Camera, light: &Light, blur_px: f64) -> opencv:
             let (a, c) = (b.segment.a, b.segment.b);
             let along = (c - a) * (1.0 / (c - a).norm().max(1e-9));
             let side = crate::geometry::MatPoint::new(-along.y, along.x) * (width_mm / 2.0);
-            let quad: Vec<PixelPoint> = [a + side, c + side, c - side, a - side].iter().filter_map(|p| cam.project(Point3::new(p.x, p.y, 0.0))).collect();
-            fill(&mut canvas, &quad, colour(paint, LIGHT))?;
+            // Point by point along both sides, as the outline: the lens bends a baseline too
+            // (until session 32 a straight quadrilateral, which pulled the calibration's fit of
+            // the lens up to 1.5 mm off over the mat).
+            let side_points = |s: crate::geometry::MatPoint, reverse: bool| {
+                (0..=BASELINE_POINTS).map(move |i| {
+                    let t = i as f64 / BASELINE_POINTS as f64;
+                    let t = if reverse { 1.0 - t } else { t };
+                    a + (c - a) * t + s
+                })
+            };
+            let strip: Vec<PixelPoint> = side_points(side, false).chain(side_points(side * -1.0, true)).filter_map(|p| cam.project(Point3::new(p.x, p.y, 0.0))).collect();
+            fill(&mut canvas, &strip, colour(paint, LIGHT))?;
         }
     }
     // Drop shadows, all at once: discs offset away from the lamp by their height, blurred.
