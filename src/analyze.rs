@@ -98,6 +98,7 @@ pub fn analyze_frame(bgr: &Mat, opts: &AnalyzeOptions) -> Result<Analysis, Analy
             mat_corners_px: Some(calibration.corners_px),
             pot_centre_px: calibration.mat_to_image(crate::geometry::MatPoint::new(0.0, 0.0)),
             rms_px: Some(calibration.rms_px),
+            baselines_found_mm: Some(calibration.baselines_found.map(|o| o.map(|v| (v * 100.0).round() / 100.0))),
             extra: Default::default(),
         }),
         ..Position::of_winks(detections.winks(&opts.ruleset.spec().winks), detections.squops())

@@ -373,6 +373,10 @@ struct SynthArgs {
     /// drop shadows, a dark bevel round each wink): the same scene and truth either way.
     #[arg(long, value_enum, default_value = "traced", conflicts_with = "clip")]
     style: winkeye::synth::Style,
+    /// Paint every baseline this many mm beyond where rule 2.3.1 puts it (negative: towards the
+    /// centre), as on a hand-painted mat; the truth's field of play follows the painted lines.
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true, value_parser = baseline_offset, conflicts_with_all = ["clip", "closeup"])]
+    baselines_off: f64,
     /// Render a clip around one shot (a video and its truth) instead of a still.
     #[arg(long, conflicts_with = "closeup")]
     clip: bool,
@@ -410,6 +414,15 @@ fn parse_square(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
         Ok(v) if v.is_finite() && v > 0.0 && v <= 1000.0 => Ok(v),
         _ => Err(format!("\"{s}\" is not a square's side in mm (more than 0, at most 1000)")),
+    }
+}
+
+/// How far a rendered baseline is painted off its place: within the calibration's search (a
+/// line further off is another line).
+fn baseline_offset(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v.abs() <= 10.0 => Ok(v),
+        _ => Err(format!("\"{s}\" is not an offset in mm from -10 to 10")),
     }
 }
 
@@ -686,6 +699,7 @@ fn cmd_synth(args: &SynthArgs) -> Result<()> {
             varied_look: args.varied_look,
             style: args.style,
             view: args.view,
+            baselines_off_mm: args.baselines_off,
         };
         let stem = opts.stem();
         let image_name = format!("{stem}.{}", args.format);
@@ -867,6 +881,10 @@ fn cmd_calibrate(args: &CalibrateArgs) -> Result<()> {
         cal.orientation
     );
     eprintln!("  corners: ({:.1}, {:.1}) ({:.1}, {:.1}) ({:.1}, {:.1}) ({:.1}, {:.1})", c[0].x, c[0].y, c[1].x, c[1].y, c[2].x, c[2].y, c[3].x, c[3].y);
+    if cal.baselines_found.iter().any(Option::is_some) {
+        let each: Vec<String> = cal.baselines_found.iter().map(|o| o.map_or("not seen".into(), |d| format!("{d:+.1}"))).collect();
+        eprintln!("  baselines as painted, mm beyond where rule 2.3.1 puts them (corner order): {}", each.join(", "));
+    }
     if let Some(cam) = &cal.camera {
         eprintln!(
             "  camera: {:.0} mm above ({:.0}, {:.0}) mm, {:.1}° off vertical, focal {:.0} px ({:?})",

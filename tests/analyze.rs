@@ -657,3 +657,26 @@ fn analyze_refuses_a_mat_too_small_for_its_winks_and_warns_when_they_are_few_pix
     assert!(err.contains("warning: a small wink spans only"), "{err}");
     Ok(())
 }
+
+/// A mat whose baselines were painted 3 mm nearer the centre than rule 2.3.1 puts them: the
+/// calibration finds them where they are, and the unplayed winks set out behind them are read as
+/// unplayed (rule 3: the painted line bounds the field). Taken where the rules put them, the
+/// lines crossed a yellow wink here, read as off, and moved the mat frame by a millimetre.
+#[test]
+fn analyze_reads_unplayed_winks_against_baselines_painted_off_their_place() -> TestResult {
+    let (got, truth) = synth_and_analyze(&["--kind", "start", "--seed", "3410", "--baselines-off", "-3"], "start-03410")?;
+    // The truth says where they were painted.
+    assert_eq!(truth["calibration"]["baselines_found_mm"], serde_json::json!([-3.0, -3.0, -3.0, -3.0]));
+    let found = got["calibration"]["baselines_found_mm"].as_array().ok_or("baselines_found_mm")?;
+    let seen: Vec<f64> = found.iter().filter_map(Value::as_f64).collect();
+    assert!(seen.len() >= 2, "{found:?}");
+    for d in seen {
+        assert!((d + 3.0).abs() < 0.75, "a baseline placed {d} mm off, painted -3 mm: {found:?}");
+    }
+    let (pairs, must) = matched(&got, &truth);
+    assert_eq!((pairs.len(), must), (24, 24));
+    for (_, g) in &pairs {
+        assert_eq!(g["state"], "unplayed", "{g}");
+    }
+    Ok(())
+}

@@ -9,7 +9,7 @@ use winkeye::rules::Ruleset;
 use winkeye::synth::{effects, render_still, HandChoice, Kind, Still, StillOptions};
 
 fn still(kind: Kind, seed: u64, w: u32, h: u32) -> Still {
-    let o = StillOptions { kind, seed, width: w, height: h, hand: HandChoice::Auto, ruleset: Ruleset::Etwa2012, closeup: false, camera_seed: None, k1: None, varied_look: false, style: Default::default(), view: None };
+    let o = StillOptions { kind, seed, width: w, height: h, hand: HandChoice::Auto, ruleset: Ruleset::Etwa2012, closeup: false, camera_seed: None, k1: None, varied_look: false, style: Default::default(), view: None, baselines_off_mm: 0.0 };
     render_still(&o, None).expect("renders")
 }
 
@@ -108,6 +108,49 @@ fn refuses_frames_without_a_whole_mat() {
     assert!(matches!(err, CalibrateError::TwoMats | CalibrateError::CutOff), "{err}");
 }
 
+/// Baselines painted 4 mm beyond where rule 2.3.1 puts them (a hand-painted mat): the mat is
+/// still found where it is, each baseline seen is placed where it was painted, and the
+/// calibration keeps them through a half turn of the mat frame and through a file.
+#[test]
+fn baselines_painted_off_their_place_are_found_where_they_are() {
+    for (kind, seed) in [(Kind::Start, 62), (Kind::Midgame, 62)] {
+        let o = StillOptions { kind, seed, width: 1280, height: 720, hand: HandChoice::None, ruleset: Ruleset::Etwa2012, closeup: false, camera_seed: None, k1: None, varied_look: false, style: Default::default(), view: None, baselines_off_mm: 4.0 };
+        let s = render_still(&o, None).expect("renders");
+        let cal = calibrate_frame(&bgr(&s), &opts()).unwrap_or_else(|e| panic!("{kind:?} {seed}: {e}"));
+        let (corner, mapping) = errors(&s, &cal);
+        // The same scene with its baselines where the rules put them: the mapping is as good.
+        let at_place = render_still(&StillOptions { baselines_off_mm: 0.0, ..o.clone() }, None).expect("renders");
+        let (_, mapping_at_place) = errors(&at_place, &calibrate_frame(&bgr(&at_place), &opts()).expect("calibrates"));
+        assert!(corner < 1.0 && mapping < mapping_at_place + 0.3, "{kind:?} {seed}: corner error {corner:.2} px, mapping RMS {mapping:.2} mm ({mapping_at_place:.2} mm with the baselines in place)");
+        let seen: Vec<f64> = cal.baselines_found.iter().flatten().copied().collect();
+        assert!(seen.len() >= 2, "{kind:?} {seed}: baselines seen {:?}", cal.baselines_found);
+        for d in &seen {
+            assert!((d - 4.0).abs() < 0.75, "{kind:?} {seed}: a baseline placed {d:.2} mm off, painted 4 mm");
+        }
+        for (k, o) in cal.baselines_found.iter().enumerate() {
+            assert_eq!(cal.mat.painted_offsets_mm[k], o.unwrap_or(0.0));
+        }
+        let turned = cal.half_turned(cal.orientation);
+        assert_eq!(turned.baselines_found[0], cal.baselines_found[2]);
+        assert_eq!(turned.mat.painted_offsets_mm[1], cal.mat.painted_offsets_mm[3]);
+        let text = winkeye::calibrate::file::CalibrationFile::from_calibration(&cal, None).to_toml().expect("encodes");
+        let back: winkeye::calibrate::file::CalibrationFile = toml::from_str(&text).expect("decodes");
+        let again = back.calibration().expect("has a mat");
+        assert_eq!(again.baselines_found, cal.baselines_found);
+        assert_eq!(again.mat, cal.mat);
+    }
+    // A file written before baselines were placed reads as baselines where the rules put them.
+    let s = still(Kind::Start, 63, 960, 540);
+    let cal = calibrate_frame(&bgr(&s), &opts()).expect("calibrates");
+    let text = winkeye::calibrate::file::CalibrationFile::from_calibration(&cal, None).to_toml().expect("encodes");
+    let old: String = text.lines().filter(|l| !l.starts_with("baselines_found_mm")).map(|l| format!("{l}\n")).collect();
+    assert_ne!(old, text);
+    let back: winkeye::calibrate::file::CalibrationFile = toml::from_str(&old).expect("decodes");
+    let again = back.calibration().expect("has a mat");
+    assert_eq!(again.baselines_found, [None; 4]);
+    assert_eq!(again.mat, MatSpec::STANDARD);
+}
+
 #[test]
 fn a_saved_calibration_is_checked_against_new_frames() {
     let a = still(Kind::Midgame, 51, 960, 540);
@@ -130,7 +173,7 @@ fn a_saved_calibration_is_checked_against_new_frames() {
 fn chessboard_shots_calibrate_the_lens() -> Result<(), Box<dyn std::error::Error>> {
     let mut frames = Vec::new();
     for seed in 1..=6 {
-        let o = StillOptions { kind: Kind::Chessboard, seed, width: 960, height: 540, hand: HandChoice::None, ruleset: Ruleset::Etwa2012, closeup: false, camera_seed: Some(5), k1: Some(-0.2), varied_look: false, style: Default::default(), view: None };
+        let o = StillOptions { kind: Kind::Chessboard, seed, width: 960, height: 540, hand: HandChoice::None, ruleset: Ruleset::Etwa2012, closeup: false, camera_seed: Some(5), k1: Some(-0.2), varied_look: false, style: Default::default(), view: None, baselines_off_mm: 0.0 };
         let s = render_still(&o, None)?;
         frames.push((std::path::PathBuf::from(format!("board-{seed}")), bgr(&s)));
     }

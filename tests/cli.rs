@@ -216,6 +216,9 @@ fn synth_bad_arguments() -> TestResult {
     let dir = tempfile::tempdir()?;
     assert_eq!(stderr_of(winkeye().args(["synth", "--resolution", "wide"])).0, 2);
     assert_eq!(stderr_of(winkeye().args(["synth", "--kind", "endgame"])).0, 2);
+    // Baselines painted further off than the calibration looks for them, or on a close-up.
+    assert_eq!(stderr_of(winkeye().args(["synth", "--baselines-off", "25"])).0, 2);
+    assert_eq!(stderr_of(winkeye().args(["synth", "--baselines-off", "3", "--closeup"])).0, 2);
     let (code, _, err) = stderr_of(winkeye().args(["synth", "--resolution", "10x10", "--out"]).arg(dir.path()));
     assert_eq!(code, 1);
     assert!(err.trim_end().lines().count() == 1 && err.contains("10x10"), "{err}");

@@ -286,3 +286,30 @@ fn a_squop_cycle_is_refused() -> TestResult {
     assert!(err.to_string().contains("cycle"), "{err}");
     Ok(())
 }
+
+/// The field of play is bounded by the baselines as painted (rule 3): a document that says where
+/// calibration found them has an unplayed wink checked against those lines, not the rules' own.
+#[test]
+fn unplayed_winks_are_checked_against_the_baselines_as_painted() -> TestResult {
+    let mut p = sample("f1.json")?;
+    // ru1 (red small, red's corner +X,−Y) 10 mm behind the rules' baseline: wholly behind it.
+    let out = winkeye::geometry::MatSpec::STANDARD.baseline(winkeye::geometry::Corner::PosXNegY).outward;
+    let ru1 = p.winks.iter_mut().find(|w| w.id == "ru1").expect("ru1");
+    ru1.centre_mm = Some(out * (3.0 * winkeye::geometry::FOOT_MM + 10.0));
+    let inconsistent = |p: &Position| -> Result<bool, Box<dyn std::error::Error>> { Ok(kinds(&apply(p, Ruleset::Etwa2012)?).contains(&"inconsistent")) };
+    assert!(!inconsistent(&p)?);
+    let mut painted = |d: Option<f64>| {
+        let cal = p.calibration.get_or_insert_with(Default::default);
+        cal.baselines_found_mm = Some([None, None, d, None]);
+        p.clone()
+    };
+    // Painted 4 mm further out, the line crosses the wink; 4 mm further in, it does not; where
+    // the document says it was not seen, the rules' line stands.
+    assert!(inconsistent(&painted(Some(4.0)))?);
+    assert!(!inconsistent(&painted(Some(-4.0)))?);
+    assert!(!inconsistent(&painted(None))?);
+    // A line said to be painted further off than any baseline is refused.
+    let err = apply(&painted(Some(80.0)), Ruleset::Etwa2012).expect_err("refused");
+    assert!(err.to_string().contains("baselines_found_mm[2]"), "{err}");
+    Ok(())
+}

@@ -94,6 +94,11 @@ pub struct MatSection {
     pub edge_points: usize,
     /// Baseline points the fit used.
     pub baseline_points: usize,
+    /// Each baseline as found painted, mm further from the centre than the rules put it, in the
+    /// contract's corner order (`nan` where none was seen; TOML has no null). Absent in files
+    /// written before session 32: the baselines are then where the rules put them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baselines_found_mm: Option<[f64; 4]>,
 }
 
 /// A calibration file.
@@ -168,6 +173,7 @@ impl CalibrationFile {
                 felt_lab: c.felt_lab,
                 edge_points: c.edge_points,
                 baseline_points: c.baseline_points,
+                baselines_found_mm: Some(c.baselines_found.map(|o| o.unwrap_or(f64::NAN))),
             }),
             camera: c.camera,
         }
@@ -177,10 +183,11 @@ impl CalibrationFile {
     pub fn calibration(&self) -> Option<Calibration> {
         let m = self.mat.as_ref()?;
         let g = Matrix3::from_fn(|i, j| m.img_from_mat[i][j]);
+        let baselines_found = m.baselines_found_mm.map_or([None; 4], |o| o.map(|v| v.is_finite().then_some(v)));
         Some(Calibration {
             width: self.frame.width,
             height: self.frame.height,
-            mat: MatSpec { length_mm: m.length_mm, width_mm: m.width_mm, baseline_from_centre_mm: m.baseline_from_centre_mm },
+            mat: MatSpec::new(m.length_mm, m.width_mm, m.baseline_from_centre_mm).with_painted(baselines_found.map(|o| o.unwrap_or(0.0))),
             lens: self.lens.clone(),
             img_from_mat: g,
             mat_from_img: g.try_inverse()?,
@@ -189,6 +196,7 @@ impl CalibrationFile {
             orientation: m.orientation,
             edge_points: m.edge_points,
             baseline_points: m.baseline_points,
+            baselines_found,
             felt_lab: m.felt_lab,
             camera: self.camera,
             pot_check: None,

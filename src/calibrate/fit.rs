@@ -26,7 +26,28 @@ pub struct MatLine {
     pub a: MatPoint,
     /// Another.
     pub b: MatPoint,
+    /// A painted line (a baseline): rule 2.3.1 says where it should be, but a hand painted or
+    /// taped it there, so the fit takes its offset along its normal as a parameter of its own
+    /// (with a weak prior, [`PAINT_PLACEMENT_SD_MM`]): its points then say how the lens bends it
+    /// and which way it runs, not where the mat is. An edge of the mat is where it is.
+    pub painted: bool,
 }
+
+impl MatLine {
+    /// An edge of the mat, from `a` to `b`.
+    pub fn edge(a: MatPoint, b: MatPoint) -> MatLine {
+        MatLine { a, b, painted: false }
+    }
+
+    /// A painted line meant to run from `a` to `b`.
+    pub fn painted(a: MatPoint, b: MatPoint) -> MatLine {
+        MatLine { a, b, painted: true }
+    }
+}
+
+/// One sd of a painted line's placement off where the rules put it, mm: the prior on its fitted
+/// offset. Weak: a baseline with the fewest points the calibration uses (15) outweighs it.
+pub const PAINT_PLACEMENT_SD_MM: f64 = 5.0;
 
 /// Normalisation: mat mm / 1000, image px centred and divided by the half-diagonal.
 #[derive(Debug, Clone, Copy)]
@@ -51,11 +72,17 @@ pub struct Fit {
     pub total: usize,
     /// Points kept on each line of the fit's line list.
     pub kept_per_line: Vec<usize>,
+    /// Each line's fitted offset along its normal, mm, away from the mat's centre (0 for an edge
+    /// of the mat, and for a painted line with no points).
+    pub offsets_mm: Vec<f64>,
 }
 
 struct Problem<'a> {
     pts: &'a [(f64, f64, usize)],
     lines: &'a [Vector3<f64>],
+    /// Per line, the index among the fitted offsets of a painted line's (after the lens's
+    /// parameters and the homography's eight).
+    offset_of: &'a [Option<usize>],
     norm: Norm,
     fit_lens: usize,
     radial: bool,
@@ -101,15 +128,20 @@ impl Problem<'_> {
         let g = Self::homography(x, self.fit_lens);
         let g_inv_t = g.try_inverse()?.transpose();
         let (_, _, cx, cy) = self.lens_params(x);
-        let img_lines: Vec<Vector3<f64>> = self.lines.iter().map(|l| g_inv_t * l).collect();
+        let offset = |k: usize| self.offset_of[k].map_or(0.0, |i| x[self.fit_lens + 8 + i]);
+        let img_lines: Vec<Vector3<f64>> = self.lines.iter().enumerate().map(|(k, l)| g_inv_t * shifted(l, offset(k))).collect();
         // With the centre fitted, two more residuals after the points': its prior (see
-        // CENTRE_PRIOR_PX), in the points' units.
+        // CENTRE_PRIOR_PX), in the points' units; then each painted line's offset's prior.
         let prior = if self.fit_lens == 4 { 2 } else { 0 };
-        let mut r = DVector::zeros(self.pts.len() + prior);
+        let painted: Vec<usize> = self.offset_of.iter().flatten().copied().collect();
+        let mut r = DVector::zeros(self.pts.len() + prior + painted.len());
         if prior > 0 {
             let w = self.norm.r0 * EDGE_POINT_SD_PX / CENTRE_PRIOR_PX;
             r[self.pts.len()] = cx * w;
             r[self.pts.len() + 1] = cy * w;
+        }
+        for (n, i) in painted.into_iter().enumerate() {
+            r[self.pts.len() + prior + n] = x[self.fit_lens + 8 + i] / PAINT_PLACEMENT_SD_MM * EDGE_POINT_SD_PX;
         }
         for (i, (&(_, _, k), &(ux, uy))) in self.pts.iter().zip(undistorted).enumerate() {
             let l = img_lines[k];
@@ -117,6 +149,16 @@ impl Problem<'_> {
         }
         Some(r)
     }
+}
+
+/// Mat line `l` (homogeneous, in the fit's mat units of metres) moved `d_mm` along its normal,
+/// away from the mat's centre.
+fn shifted(l: &Vector3<f64>, d_mm: f64) -> Vector3<f64> {
+    if d_mm == 0.0 {
+        return *l;
+    }
+    let n = l[0].hypot(l[1]);
+    Vector3::new(l[0], l[1], l[2] + l[2].signum() * d_mm / 1000.0 * n)
 }
 
 impl LeastSquaresProblem<f64, Dyn, Dyn> for Problem<'_> {
@@ -226,7 +268,15 @@ pub fn fit(
         LensFit::Division2Centre | LensFit::Radial2Centre => 4,
     };
     let radial = lens_fit == LensFit::Radial2Centre;
-    let mut x = DVector::zeros(n_lens + 8);
+    let mut offset_of = vec![None; lines.len()];
+    let mut n_painted = 0;
+    for (k, l) in lines.iter().enumerate() {
+        if l.painted && points.iter().any(|p| p.line == k) {
+            offset_of[k] = Some(n_painted);
+            n_painted += 1;
+        }
+    }
+    let mut x = DVector::zeros(n_lens + 8 + n_painted);
     // Start the radial model from the division model it is given as (the two agree to second
     // order in ρ when k1 = l1 and k2 = 2 l1² + l2).
     if radial {
@@ -248,7 +298,7 @@ pub fn fit(
         if pts.len() < 12 {
             return None;
         }
-        let problem = Problem { pts: &pts, lines: &mat_lines, norm, fit_lens: n_lens, radial, x: x.clone() };
+        let problem = Problem { pts: &pts, lines: &mat_lines, offset_of: &offset_of, norm, fit_lens: n_lens, radial, x: x.clone() };
         let (solved, _report) = LevenbergMarquardt::new().with_patience(60).minimize(problem);
         x = solved.x.clone();
         // The points' residuals (a centre's prior follows them).
@@ -285,7 +335,8 @@ pub fn fit(
     for p in &pts {
         kept_per_line[p.2] += 1;
     }
-    Some(Fit { img_from_mat: g, lens, rms_px: rms, kept: pts.len(), total, kept_per_line })
+    let offsets_mm = offset_of.iter().map(|o| o.map_or(0.0, |i| x[n_lens + 8 + i])).collect();
+    Some(Fit { img_from_mat: g, lens, rms_px: rms, kept: pts.len(), total, kept_per_line, offsets_mm })
 }
 
 /// Applies a homography to a mat point.
@@ -347,8 +398,8 @@ mod tests {
         let r0 = 1920f64.hypot(1080.0) / 2.0;
         let s2 = (r0 / 1300.0).powi(2);
         let truth_lens = Lens::Radial { centre: [963.0, 538.0], r0, k1: -0.28 * s2, k2: 0.07 * s2 * s2 };
-        let mut lines: Vec<MatLine> = (0..4).map(|k| MatLine { a: c[k], b: c[(k + 1) % 4] }).collect();
-        lines.extend(mat.baselines().iter().map(|b| MatLine { a: b.segment.a, b: b.segment.b }));
+        let mut lines: Vec<MatLine> = (0..4).map(|k| MatLine::edge(c[k], c[(k + 1) % 4])).collect();
+        lines.extend(mat.baselines().iter().map(|b| MatLine::painted(b.segment.a, b.segment.b)));
         let pts = points_on(&lines, &g, &truth_lens);
         let first = fit(&pts, &lines, &g, &Lens::Pinhole, LensFit::Division2, 1920, 1080, 0.5, 1).expect("fits");
         let worst_inside = |f: &Fit| {
@@ -377,7 +428,7 @@ mod tests {
         let img = [PixelPoint::new(210.0, 160.0), PixelPoint::new(1720.0, 140.0), PixelPoint::new(1750.0, 930.0), PixelPoint::new(180.0, 950.0)];
         let g = homography_from_4(&c, &img).expect("4 points");
         let truth_lens = Lens::Division { centre: [960.0, 540.0], r0: 1101.4, l1: 0.12, l2: 0.0 };
-        let lines: Vec<MatLine> = (0..4).map(|k| MatLine { a: c[k], b: c[(k + 1) % 4] }).collect();
+        let lines: Vec<MatLine> = (0..4).map(|k| MatLine::edge(c[k], c[(k + 1) % 4])).collect();
         let pts = points_on(&lines, &g, &truth_lens);
         // Start from a deliberately wrong homography.
         let start = homography_from_4(&c, &img.map(|p| PixelPoint::new(p.x + 8.0, p.y - 6.0))).expect("4 points");
@@ -400,8 +451,8 @@ mod tests {
     fn seen_through(lens: &Lens, g: &Matrix3<f64>) -> (Vec<LinePoint>, Vec<MatLine>) {
         let mat = MatSpec::STANDARD;
         let c = mat.corners();
-        let mut lines: Vec<MatLine> = (0..4).map(|k| MatLine { a: c[k], b: c[(k + 1) % 4] }).collect();
-        lines.extend(mat.baselines().iter().map(|b| MatLine { a: b.segment.a, b: b.segment.b }));
+        let mut lines: Vec<MatLine> = (0..4).map(|k| MatLine::edge(c[k], c[(k + 1) % 4])).collect();
+        lines.extend(mat.baselines().iter().map(|b| MatLine::painted(b.segment.a, b.segment.b)));
         let mut pts = Vec::new();
         for (k, l) in lines.iter().enumerate() {
             for i in 1..200 {
@@ -437,6 +488,46 @@ mod tests {
         assert!((centre[0] - 964.0).abs() < 0.5 && (centre[1] - 535.5).abs() < 0.5, "centre {centre:?}");
         assert!(worst_inside(&free) < 0.05, "free centre: {} px", worst_inside(&free));
         assert!(worst_inside(&held) > 5.0 * worst_inside(&free), "held {} px vs free {} px", worst_inside(&held), worst_inside(&free));
+    }
+
+    /// Baselines painted 4, −3, 2 and 0 mm off where the rules put them, seen through a barrel
+    /// lens: the fit places each (to 0.05 mm) and maps the mat's inside as well as with them
+    /// where the rules put them; taken as lying there, they pull the mapping a pixel off.
+    #[test]
+    fn painted_baselines_off_their_place_are_placed_and_do_not_pull_the_mat() {
+        let g = slightly_turned_view();
+        let lens = Lens::Division { centre: [960.0, 540.0], r0: 1101.4, l1: 0.2, l2: 0.0 };
+        let off = [4.0, -3.0, 2.0, 0.0];
+        let painted_mat = MatSpec::STANDARD.with_painted(off);
+        let (mut pts, nominal_lines) = seen_through(&lens, &g);
+        // The baselines' points where they were painted.
+        pts.retain(|p| p.line < 4);
+        for (k, b) in painted_mat.baselines().iter().enumerate() {
+            for i in 1..200 {
+                let m = b.segment.a + (b.segment.b - b.segment.a) * (i as f64 / 200.0);
+                pts.push(LinePoint { px: lens.distort(apply(&g, m).expect("in front")), line: 4 + k });
+            }
+        }
+        let worst_inside = |f: &Fit| {
+            let mut worst: f64 = 0.0;
+            for i in 0..=12 {
+                for j in 0..=6 {
+                    let m = MatPoint::new(-900.0 + 150.0 * i as f64, -450.0 + 150.0 * j as f64);
+                    let got = f.lens.distort(apply(&f.img_from_mat, m).expect("in front"));
+                    worst = worst.max(got.distance(lens.distort(apply(&g, m).expect("in front"))));
+                }
+            }
+            worst
+        };
+        let f = fit(&pts, &nominal_lines, &g, &Lens::Pinhole, LensFit::Division2, 1920, 1080, 0.5, 2).expect("fits");
+        for (k, want) in off.iter().enumerate() {
+            assert!((f.offsets_mm[4 + k] - want).abs() < 0.05, "baseline {k}: {:.3} mm, painted {want} mm", f.offsets_mm[4 + k]);
+            assert_eq!(f.offsets_mm[k], 0.0, "an edge of the mat has no offset");
+        }
+        assert!(worst_inside(&f) < 0.05, "placed: {} px", worst_inside(&f));
+        let as_edges: Vec<MatLine> = nominal_lines.iter().map(|l| MatLine::edge(l.a, l.b)).collect();
+        let pulled = fit(&pts, &as_edges, &g, &Lens::Pinhole, LensFit::Division2, 1920, 1080, 0.5, 2).expect("fits");
+        assert!(worst_inside(&pulled) > 0.5, "taken where the rules put them: {} px", worst_inside(&pulled));
     }
 
     /// No distortion: nothing fixes the centre, and its prior keeps it at the image's.

@@ -501,10 +501,11 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
     settle_levels(cal, &squops, &mut found);
     refine_free_winks(&view, cal, &nominal, &pictures, &squops, &mut found);
 
-    // States.
-    let field = if spec.baselines_bound_field { spec.mat.field_of_play() } else { spec.mat.outline() };
-    let outline = spec.mat.outline();
-    let baselines = spec.mat.baselines();
+    // States, against the baselines as the calibration found them painted (rule 3).
+    let mat = spec.mat.with_painted(cal.mat.painted_offsets_mm);
+    let field = if spec.baselines_bound_field { mat.field_of_play() } else { mat.outline() };
+    let outline = mat.outline();
+    let baselines = mat.baselines();
     for f in found.iter_mut() {
         let (Some(c), Some(r)) = (f.centre_mm, f.radius_mm) else { continue };
         let home = crate::geometry::Corner::ALL[colour_home(f.colour)];

@@ -365,6 +365,7 @@ mod tests {
             orientation: Orientation::Image,
             edge_points: 0,
             baseline_points: 0,
+            baselines_found: [None; 4],
             felt_lab: [128.0, 128.0, 128.0],
             camera: None,
             pot_check: None,

@@ -100,6 +100,11 @@ pub struct MatSpec {
     pub width_mm: f64,
     /// Distance from the centre, along each diagonal, at which the baseline (or start line) crosses it, in mm.
     pub baseline_from_centre_mm: f64,
+    /// Each baseline as painted on this mat: how much further from the centre than
+    /// `baseline_from_centre_mm` it crosses the diagonal, in mm, in the contract's corner order
+    /// (zero in a ruleset's mat; calibration measures them, `calibrate::Calibration::baselines_found`).
+    /// The painted line is the boundary (rule 3), wherever the rules meant it to be.
+    pub painted_offsets_mm: [f64; 4],
 }
 
 /// One foot in millimetres.
@@ -115,7 +120,19 @@ impl MatSpec {
         length_mm: 6.0 * FOOT_MM,
         width_mm: 3.0 * FOOT_MM,
         baseline_from_centre_mm: 3.0 * FOOT_MM,
+        painted_offsets_mm: [0.0; 4],
     };
+
+    /// A mat of the given size with its baselines where the rules put them.
+    pub const fn new(length_mm: f64, width_mm: f64, baseline_from_centre_mm: f64) -> MatSpec {
+        MatSpec { length_mm, width_mm, baseline_from_centre_mm, painted_offsets_mm: [0.0; 4] }
+    }
+
+    /// This mat with its baselines painted `offsets_mm` further from the centre than the rules
+    /// put them (contract corner order).
+    pub fn with_painted(self, offsets_mm: [f64; 4]) -> MatSpec {
+        MatSpec { painted_offsets_mm: offsets_mm, ..self }
+    }
 
     /// Half the length of the mat's diagonal, in mm.
     pub fn half_diagonal_mm(&self) -> f64 {
@@ -136,19 +153,27 @@ impl MatSpec {
     /// Where the baseline meets the mat's edges, as distances from the corner: (along the long
     /// edge, along the short edge), in mm.
     pub fn baseline_edge_offsets_mm(&self) -> (f64, f64) {
+        self.edge_offsets_at(self.baseline_from_centre_mm)
+    }
+
+    /// As [`MatSpec::baseline_edge_offsets_mm`], for a line crossing the diagonal `from_centre_mm`
+    /// from the centre.
+    fn edge_offsets_at(&self, from_centre_mm: f64) -> (f64, f64) {
         let (hl, hw) = (self.length_mm / 2.0, self.width_mm / 2.0);
-        let k = self.baseline_from_centre_mm * self.half_diagonal_mm();
+        let k = from_centre_mm * self.half_diagonal_mm();
         // The line is {p : p·(hl, hw) = k}; on the long edge y = hw, on the short edge x = hl.
         let x_on_long = (k - hw * hw) / hl;
         let y_on_short = (k - hl * hl) / hw;
         (hl - x_on_long, hw - y_on_short)
     }
 
-    /// The baseline across `corner`.
+    /// The baseline across `corner`, as painted.
     pub fn baseline(&self, corner: Corner) -> Baseline {
         let (sx, sy) = corner.signs();
         let (hl, hw) = (self.length_mm / 2.0, self.width_mm / 2.0);
-        let (along_long, along_short) = self.baseline_edge_offsets_mm();
+        let painted = Corner::ALL.iter().position(|&c| c == corner).map_or(0.0, |k| self.painted_offsets_mm[k]);
+        let from_centre = self.baseline_from_centre_mm + painted;
+        let (along_long, along_short) = self.edge_offsets_at(from_centre);
         let hd = self.half_diagonal_mm();
         Baseline {
             corner,
@@ -157,7 +182,7 @@ impl MatSpec {
                 b: MatPoint::new(sx * hl, sy * (hw - along_short)),
             },
             outward: MatPoint::new(sx * hl / hd, sy * hw / hd),
-            offset_mm: self.baseline_from_centre_mm,
+            offset_mm: from_centre,
         }
     }
 
@@ -322,6 +347,36 @@ mod tests {
             assert!(b.depth_behind(mat.corner(b.corner)) > 100.0);
             assert!(b.depth_behind(MatPoint::new(0.0, 0.0)) < 0.0);
         }
+    }
+
+    /// A baseline painted off its place is where it was painted: the same direction, moved along
+    /// the diagonal, still running from edge to edge; the others stay put.
+    #[test]
+    fn a_baseline_painted_off_its_place_bounds_the_field_where_it_lies() {
+        let nominal = MatSpec::STANDARD;
+        let painted = nominal.with_painted([4.0, 0.0, -3.0, 0.0]);
+        for (k, (b, n)) in painted.baselines().iter().zip(nominal.baselines()).enumerate() {
+            let want = [4.0, 0.0, -3.0, 0.0][k];
+            assert!((b.offset_mm - n.offset_mm - want).abs() < 1e-9);
+            for end in [b.segment.a, b.segment.b] {
+                assert!((end.dot(b.outward) - b.offset_mm).abs() < 1e-9, "end {end:?} off its line");
+                // On the mat's long or short edge.
+                let on_edge = (end.x.abs() - nominal.length_mm / 2.0).abs() < 1e-9 || (end.y.abs() - nominal.width_mm / 2.0).abs() < 1e-9;
+                assert!(on_edge, "end {end:?} is not on an edge");
+            }
+            assert!((b.segment.b - b.segment.a).dot(b.outward).abs() < 1e-9);
+        }
+        // A wink 10 mm in front of the rules' line crosses a line painted 3 mm towards it.
+        let b = nominal.baseline(Corner::PosXNegY);
+        let p = b.outward * (b.offset_mm - 10.0);
+        assert!(nominal.field_of_play().contains_disc(p, 8.0));
+        assert!(!painted.field_of_play().contains_disc(p, 8.0));
+        // A wink 6 mm behind the rules' line is not wholly behind a line painted 4 mm further out.
+        let b = nominal.baseline(Corner::NegXPosY);
+        let p = b.outward * (b.offset_mm + 6.0);
+        assert!(b.holds_disc(p, 5.0));
+        assert!(!painted.baseline(Corner::NegXPosY).holds_disc(p, 5.0));
+        assert_eq!(MatSpec::STANDARD.with_painted([0.0; 4]), MatSpec::STANDARD);
     }
 
     #[test]

@@ -211,6 +211,11 @@ pub struct CalibrationInfo {
     /// Residual of the image ↔ mat fit, in pixels.
     #[serde(default)]
     pub rms_px: Option<f64>,
+    /// Each baseline as found painted: mm further from the mat's centre, along the diagonal,
+    /// than the rules put it (rule 2.3.1), in the corner order of `mat_corners_px`; `null` where
+    /// none was seen. The rules engine bounds the field of play by these lines (rule 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baselines_found_mm: Option<[Option<f64>; 4]>,
     /// Fields this version does not know, kept as they came.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -743,6 +748,8 @@ impl Position {
     }
 
     fn validate_numbers(&self) -> Result<(), PositionError> {
+        /// The furthest a document may say a baseline is painted from where the rules put it.
+        const MAX_BASELINE_OFFSET_MM: f64 = 50.0;
         let finite = |field: String, values: &[f64]| {
             if values.iter().all(|v| v.is_finite()) {
                 Ok(())
@@ -801,6 +808,13 @@ impl Position {
             }
             if let Some(r) = cal.rms_px {
                 finite("calibration.rms_px".into(), &[r])?;
+            }
+            for (k, &d) in cal.baselines_found_mm.iter().flatten().enumerate().filter_map(|(k, d)| d.as_ref().map(|d| (k, d))) {
+                let field = format!("calibration.baselines_found_mm[{k}]");
+                finite(field.clone(), &[d])?;
+                if d.abs() > MAX_BASELINE_OFFSET_MM {
+                    return Err(PositionError::OutOfRange { field, value: d, range: "−50–50 mm (a baseline painted that far off is another line)" });
+                }
             }
         }
         Ok(())

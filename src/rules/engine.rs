@@ -14,7 +14,10 @@ use crate::report::position::{Colour, Flag, FlagDetail, Move, Partnership, Posit
 /// `flags` and `score` filled in (any it had are replaced), missing `level`s filled in, and the
 /// state of any wink listed in play whose footprint crosses the field's boundary set to `off`.
 pub fn apply(position: &Position, ruleset: Ruleset) -> Result<Position, PositionError> {
-    let spec = ruleset.spec();
+    // The baselines where the document found them painted, if it says (rule 3: the field of play
+    // is bounded by the lines on the mat).
+    let painted = position.calibration.as_ref().and_then(|c| c.baselines_found_mm).map(|o| o.map(|v| v.unwrap_or(0.0)));
+    let spec = &RulesetSpec { mat: ruleset.spec().mat.with_painted(painted.unwrap_or([0.0; 4])), ..*ruleset.spec() };
     position.validate(&spec.winks)?;
     let mut board = Board::new(position, &spec.winks);
     let field = if spec.baselines_bound_field { spec.mat.field_of_play() } else { spec.mat.outline() };

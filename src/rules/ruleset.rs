@@ -226,7 +226,7 @@ const ETWA_ORIGINAL: RulesetSpec = RulesetSpec {
     ruleset: Ruleset::EtwaOriginal,
     // "2 yards by 1 yard", winks placed 3 ft from the pot; the pot's and winks' sizes are
     // illegible in the surviving copy, so etwa-2012's stand in.
-    mat: MatSpec { length_mm: 6.0 * FOOT_MM, width_mm: 3.0 * FOOT_MM, baseline_from_centre_mm: 3.0 * FOOT_MM },
+    mat: MatSpec::new(6.0 * FOOT_MM, 3.0 * FOOT_MM, 3.0 * FOOT_MM),
     baselines_bound_field: false,
     off: OffRule::AtEdge,
     squop_up: SquopUpRule::SquoppingPairFreeWinks,
@@ -258,7 +258,7 @@ const ETWA_ORIGINAL: RulesetSpec = RulesetSpec {
 const FR_1960: RulesetSpec = RulesetSpec {
     ruleset: Ruleset::Fr1960,
     // "environ 2 mètres de long sur 1 mètre de large", winks placed 1 m from the pot.
-    mat: MatSpec { length_mm: 2000.0, width_mm: 1000.0, baseline_from_centre_mm: 1000.0 },
+    mat: MatSpec::new(2000.0, 1000.0, 1000.0),
     // 36 mm high, 50 mm across the top; the base is not given, so etwa-2012's 38 mm stands in.
     pot: PotSpec { height_mm: 36.0, top_diameter_mm: 50.0, base_diameter_mm: 38.0 },
     baselines_bound_field: false,

@@ -18,7 +18,7 @@ pub mod truth;
 
 use crate::geometry::Camera;
 use crate::report::position::Position;
-use crate::rules::Ruleset;
+use crate::rules::{Ruleset, RulesetSpec};
 pub use layout::{HandChoice, Kind};
 use rand::SeedableRng;
 use rand_pcg::Pcg64;
@@ -91,6 +91,10 @@ pub struct StillOptions {
     /// effects) this seed draws, as an umpire looks again from another place (rule D.1). The
     /// winks and the truth's positions are those of `seed`.
     pub view: Option<u64>,
+    /// Every baseline painted this far (mm) beyond where rule 2.3.1 puts it, away from the
+    /// mat's centre (negative: towards it), as a hand-painted mat may have them; the truth's
+    /// field of play follows the painted lines (rule 3).
+    pub baselines_off_mm: f64,
 }
 
 /// How a still is drawn.
@@ -148,7 +152,8 @@ pub fn render_still(opts: &StillOptions, path: Option<String>) -> Result<Still, 
     }
     let tag = if opts.closeup { 0x0C10_5E00 } else { opts.kind as u64 };
     let mut rng = Pcg64::seed_from_u64(opts.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ tag);
-    let spec = opts.ruleset.spec();
+    let painted = RulesetSpec { mat: opts.ruleset.spec().mat.with_painted([opts.baselines_off_mm; 4]), ..*opts.ruleset.spec() };
+    let spec = &painted;
     let mut scene = layout::room(&mut rng, spec);
     let body = (opts.camera_seed.is_some() || opts.k1.is_some()).then(|| shoot::body(opts.camera_seed.unwrap_or(opts.seed), opts.width, opts.height, opts.k1));
     let camera = if opts.closeup {

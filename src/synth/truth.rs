@@ -132,6 +132,8 @@ pub fn truth(scene: &Scene, cam: &Camera, visible_px: &[f64], ruleset: Ruleset, 
             mat_corners_px,
             pot_centre_px: cam.project(Point3::new(0.0, 0.0, 0.0)),
             rms_px: Some(0.0),
+            // Baselines painted off their place (`synth --baselines-off`): where they are.
+            baselines_found_mm: (scene.mat.baselines.is_some() && scene.mat.spec.painted_offsets_mm != [0.0; 4]).then(|| scene.mat.spec.painted_offsets_mm.map(Some)),
             extra: Map::new(),
         }),
         extra,

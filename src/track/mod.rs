@@ -459,6 +459,7 @@ mod tests {
             orientation: calibrate::Orientation::Corners,
             edge_points: 0,
             baseline_points: 0,
+            baselines_found: [None; 4],
             felt_lab: [120.0, 128.0, 128.0],
             camera: None,
             pot_check: None,
