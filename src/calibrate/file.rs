@@ -101,6 +101,10 @@ pub struct MatSection {
     pub baselines_found_mm: Option<[f64; 4]>,
 }
 
+/// The furthest a calibration file may place a baseline from where the rules put it, mm (the
+/// calibration itself searches a few mm either side).
+const MAX_BASELINE_OFFSET_MM: f64 = 50.0;
+
 /// A calibration file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CalibrationFile {
@@ -211,7 +215,12 @@ impl CalibrationFile {
         if found != CALIBRATION_FORMAT {
             return Err(FileError::Format { path: path.to_owned(), found });
         }
-        toml::from_str(&text).map_err(|e| FileError::Parse { path: path.to_owned(), message: one_line(&e.to_string()) })
+        let file: CalibrationFile = toml::from_str(&text).map_err(|e| FileError::Parse { path: path.to_owned(), message: one_line(&e.to_string()) })?;
+        let wild = file.mat.as_ref().and_then(|m| m.baselines_found_mm).and_then(|o| o.into_iter().find(|v| v.abs() > MAX_BASELINE_OFFSET_MM));
+        if let Some(v) = wild {
+            return Err(FileError::Parse { path: path.to_owned(), message: format!("mat.baselines_found_mm has {v} mm: a baseline painted further than {MAX_BASELINE_OFFSET_MM} mm off is another line") });
+        }
+        Ok(file)
     }
 
     /// The file's text.
