@@ -495,7 +495,7 @@ fn run(cli: Cli) -> Result<()> {
 }
 
 /// The calibration to analyse a frame with: a saved one that still fits, else the frame's own
-/// (with the saved lens, if any).
+/// (with the saved lens if it came from chessboard shots).
 fn analyze_options(frame: &opencv::core::Mat, path: &std::path::Path, calibration: Option<&std::path::Path>, ruleset: Ruleset, corners: Option<[winkeye::geometry::PixelPoint; 4]>, height: Option<f64>) -> Result<winkeye::analyze::AnalyzeOptions> {
     use winkeye::calibrate::file::CalibrationFile;
     let mut opts = winkeye::analyze::AnalyzeOptions::new(ruleset);
@@ -513,8 +513,13 @@ fn analyze_options(frame: &opencv::core::Mat, path: &std::path::Path, calibratio
             let check = winkeye::calibrate::check_fit(frame, &cal)?;
             if check.fits() {
                 opts.calibration = Some(cal);
+            } else if file.chessboard.is_none() {
+                // The saved lens was fitted to that frame's mat, not measured on chessboard shots:
+                // the new frame (perhaps another camera) measures its own.
+                opts.lens = None;
+                eprintln!("{}: the saved calibration no longer fits (the mat or camera moved): calibrating from the frame, lens too", path.display());
             } else {
-                eprintln!("{}: the saved calibration no longer fits (the mat or camera moved): calibrating from the frame", path.display());
+                eprintln!("{}: the saved calibration no longer fits (the mat or camera moved): calibrating from the frame with the saved lens", path.display());
             }
         }
     }
@@ -956,7 +961,9 @@ fn tracker_for(
         anyhow::bail!("--settle {settle} is outside 0-60 seconds");
     }
     let file = calibration.map(winkeye::calibrate::file::CalibrationFile::load).transpose()?;
-    let lens = file.as_ref().map(|f| f.lens.clone());
+    // A lens measured on chessboard shots serves every recalibration; one fitted to the saved
+    // frame's mat is that frame's (a frame the saved calibration no longer fits measures its own).
+    let lens = file.as_ref().filter(|f| f.chessboard.is_some()).map(|f| f.lens.clone());
     let cal = file.as_ref().and_then(|f| f.calibration());
     let opts = TrackerOptions { settle: SettleOptions { settle_s: settle, ..SettleOptions::default() }, ruleset, source_path: Some(source_path) };
     let camera_height_mm = camera_height(height, file.as_ref());

@@ -254,6 +254,29 @@ fn calibrate_writes_a_calibration_file() -> TestResult {
     Ok(())
 }
 
+/// A saved calibration from another camera's frame: it no longer fits, and its lens, fitted to
+/// that frame's mat (no chessboard), is not forced on this frame, which is read exactly as with
+/// no calibration given. (Until session 32 the frame was refused: its edges did not fit a mat
+/// through the other camera's lens.)
+#[test]
+fn a_calibration_from_another_camera_gives_way_to_the_frames_own() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let cal = dir.path().join("mat.toml");
+    let (code, _, err) = stderr_of(winkeye().arg("calibrate").arg(still_sample("start-00001.jpg")).arg("--out").arg(&cal));
+    assert_eq!(code, 0, "{err}");
+    let (with, without) = (dir.path().join("with.json"), dir.path().join("without.json"));
+    let (code, _, err) = stderr_of(winkeye().arg("analyze").arg(still_sample("midgame-00003.jpg")).arg("--calibration").arg(&cal).arg("--json").arg(&with));
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("no longer fits") && err.contains("lens too"), "{err}");
+    let (code, _, err) = stderr_of(winkeye().arg("analyze").arg(still_sample("midgame-00003.jpg")).arg("--json").arg(&without));
+    assert_eq!(code, 0, "{err}");
+    let read = |p: &Path| -> Result<serde_json::Value, Box<dyn std::error::Error>> { Ok(serde_json::from_str(&std::fs::read_to_string(p)?)?) };
+    let (a, b) = (read(&with)?, read(&without)?);
+    assert_eq!(a["winks"], b["winks"]);
+    assert_eq!(a["calibration"], b["calibration"]);
+    Ok(())
+}
+
 #[test]
 fn a_measured_camera_height_goes_into_the_calibration_file() -> TestResult {
     use winkeye::calibrate::pose::FocalSource;
