@@ -329,7 +329,7 @@ fn logistic(t: f64) -> f64 {
 pub(crate) use tests::overhead as test_calibration;
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::calibrate::{lens::Lens, Orientation};
     use crate::geometry::MatSpec;

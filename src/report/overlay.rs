@@ -27,12 +27,22 @@ pub fn calibration_overlay(bgr: &Mat, cal: &Calibration) -> Result<RgbImage, Cal
         draw::arrow(&mut img, (o.x as f32, o.y as f32), (x.x as f32, x.y as f32), 2.0 * scale, 10.0 * scale, OUTLINE);
         draw::text(&mut img, (x.x as f32 + 4.0) as i32, (x.y as f32 - 8.0 * scale) as i32, 14.0 * scale, OUTLINE, "+x");
     }
+    draw_legend(&mut img, &[calibration_legend(cal)], scale, &|r| mat_share(cal, r));
+    Ok(img)
+}
+
+/// The calibration overlay's legend: the fit, the camera, and any baseline found painted off its
+/// place (rule 2.3.1; drawn where it is).
+fn calibration_legend(cal: &Calibration) -> String {
     let mut legend = format!("mat fit RMS {:.2} px, {} edge + {} baseline points, +x by {:?}", cal.rms_px, cal.edge_points, cal.baseline_points, cal.orientation);
     if let Some(cam) = &cal.camera {
         legend.push_str(&format!("; camera {:.0} mm up, {:.1} deg off vertical", cam.height_mm(), cam.tilt_deg));
     }
-    draw_legend(&mut img, &[legend], scale, &|r| mat_share(cal, r));
-    Ok(img)
+    if cal.baselines_found.iter().flatten().any(|d| *d != 0.0) {
+        let each: Vec<String> = cal.baselines_found.iter().map(|o| o.map_or("-".into(), |d| format!("{d:+.1}"))).collect();
+        legend.push_str(&format!("; baselines painted {} mm off their place", each.join(" / ")));
+    }
+    legend
 }
 
 /// The mat's outline and baselines as the calibration puts them.
@@ -223,6 +233,17 @@ pub fn position_overlay(bgr: &Mat, analysis: &Analysis) -> Result<RgbImage, Cali
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_calibration_legend_says_which_baselines_are_painted_off_their_place() {
+        let mut cal = crate::detect::template::tests::overhead();
+        assert!(!calibration_legend(&cal).contains("baselines painted"));
+        // Seen in place (held there) or not seen: nothing to say.
+        cal.baselines_found = [Some(0.0), None, Some(0.0), None];
+        assert!(!calibration_legend(&cal).contains("baselines painted"));
+        cal.baselines_found = [Some(4.04), None, Some(0.0), Some(-2.96)];
+        assert!(calibration_legend(&cal).ends_with("; baselines painted +4.0 / - / +0.0 / -3.0 mm off their place"), "{}", calibration_legend(&cal));
+    }
 
     #[test]
     fn the_legend_goes_where_it_hides_least() {
