@@ -279,12 +279,23 @@ pub fn fit(
     let mut x = DVector::zeros(n_lens + 8 + n_painted);
     // Start the radial model from the division model it is given as (the two agree to second
     // order in ρ when k1 = l1 and k2 = 2 l1² + l2).
+    // (Or from a radial lens already fitted: a fit repeated with some lines changed.)
     if radial {
-        if let Lens::Division { centre, r0, l1, l2 } = *lens {
-            let scale = norm.r0 / r0;
-            let (l1, l2) = (l1 * scale * scale, l2 * scale.powi(4));
-            x[0] = l1;
-            x[1] = 2.0 * l1 * l1 + l2;
+        let start = match *lens {
+            Lens::Division { centre, r0, l1, l2 } => {
+                let scale = norm.r0 / r0;
+                let l1 = l1 * scale * scale;
+                Some((l1, 2.0 * l1 * l1 + l2 * scale.powi(4), centre))
+            }
+            Lens::Radial { centre, r0, k1, k2 } => {
+                let scale = norm.r0 / r0;
+                Some((k1 * scale * scale, k2 * scale.powi(4), centre))
+            }
+            _ => None,
+        };
+        if let Some((k1, k2, centre)) = start {
+            x[0] = k1;
+            x[1] = k2;
             x[2] = (centre[0] - norm.cx) / norm.r0;
             x[3] = (centre[1] - norm.cy) / norm.r0;
         }
