@@ -14,7 +14,7 @@ const PARALLAX_HEIGHT_MM: f64 = 3.0;
 const GRID_MM: f64 = 50.0;
 
 /// One frame's result.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct FrameResult {
     /// The image's file name.
     pub image: String,
@@ -50,6 +50,9 @@ pub struct FrameResult {
     pub height_mm: Option<(f64, f64, f64, String)>,
     /// Pixels per mm at the mat's centre (the frame's scale).
     pub px_per_mm: Option<f64>,
+    /// Each baseline the calibration placed: how far from where it is painted, mm (the truth's
+    /// `baselines_found_mm`, or where rule 2.3.1 puts it).
+    pub baseline_errors_mm: Vec<f64>,
 }
 
 /// Calibrates every case and measures it against the truth.
@@ -87,6 +90,7 @@ fn one(case: &Case, mat: MatSpec, lens: Option<Lens>, height_off_mm: Option<f64>
         pot_offset_px: None,
         height_mm: None,
         px_per_mm: None,
+        baseline_errors_mm: Vec::new(),
     };
     let img = match load_image(&case.image) {
         Ok(i) => i,
@@ -128,6 +132,8 @@ fn one(case: &Case, mat: MatSpec, lens: Option<Lens>, height_off_mm: Option<f64>
     }
     let Some((worst, errs, flip)) = best else { return r };
     r.orientation = Some((format!("{:?}", cal.orientation).to_lowercase(), flip));
+    let painted = case.truth.calibration.as_ref().and_then(|c| c.baselines_found_mm).map_or([0.0; 4], |o| o.map(|v| v.unwrap_or(0.0)));
+    r.baseline_errors_mm = (0..4).filter_map(|k| cal.baselines_found[k].map(|d| (d - painted[if flip { (k + 2) % 4 } else { k }]).abs())).collect();
     r.corner_max_px = Some(worst);
     r.corner_errors_px = errs;
     let sign = if flip { -1.0 } else { 1.0 };
@@ -191,6 +197,25 @@ pub fn table(results: &[FrameResult]) -> String {
     let by_winks: Vec<&&FrameResult> = in_view.iter().filter(|r| r.orientation.as_ref().is_some_and(|o| o.0 == "unplayedwinks")).collect();
     let right = by_winks.iter().filter(|r| r.orientation.as_ref().is_some_and(|o| !o.1)).count();
     s.push_str(&format!("| +x end from unplayed winks: frames / agreeing with the colours' corners | {} / {right} |\n", by_winks.len()));
+    let mut baselines: Vec<f64> = in_view.iter().flat_map(|r| r.baseline_errors_mm.iter().copied()).collect();
+    if !baselines.is_empty() {
+        s.push_str(&format!("| baselines placed, and how far from where they are painted: median / max (mm) | {}, {:.2} / {:.2} |\n", baselines.len(), quantile(&mut baselines, 0.5), quantile(&mut baselines, 1.0)));
+    }
     s.push_str(&format!("| time per frame, median (ms, this build) | {:.0} |\n", quantile(&mut times, 0.5)));
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The baselines' row counts every baseline placed in the frames with the mat in view, and
+    /// is left out where none was.
+    #[test]
+    fn the_table_says_how_far_the_placed_baselines_are_from_where_they_are_painted() {
+        let frame = |errs: Vec<f64>| FrameResult { corners_in_view: true, corner_errors_px: vec![0.1; 4], mapping_rms_mm: Some(0.1), baseline_errors_mm: errs, ..Default::default() };
+        let t = table(&[frame(vec![0.1, 0.3]), frame(vec![0.7]), FrameResult { baseline_errors_mm: vec![9.0], ..Default::default() }]);
+        assert!(t.contains("| baselines placed, and how far from where they are painted: median / max (mm) | 3, 0.30 / 0.70 |"), "{t}");
+        assert!(!table(&[frame(Vec::new())]).contains("baselines placed"));
+    }
 }
