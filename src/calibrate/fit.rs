@@ -133,15 +133,15 @@ impl Problem<'_> {
         // With the centre fitted, two more residuals after the points': its prior (see
         // CENTRE_PRIOR_PX), in the points' units; then each painted line's offset's prior.
         let prior = if self.fit_lens == 4 { 2 } else { 0 };
-        let painted: Vec<usize> = self.offset_of.iter().flatten().copied().collect();
-        let mut r = DVector::zeros(self.pts.len() + prior + painted.len());
+        let painted = x.len() - self.fit_lens - 8;
+        let mut r = DVector::zeros(self.pts.len() + prior + painted);
         if prior > 0 {
             let w = self.norm.r0 * EDGE_POINT_SD_PX / CENTRE_PRIOR_PX;
             r[self.pts.len()] = cx * w;
             r[self.pts.len() + 1] = cy * w;
         }
-        for (n, i) in painted.into_iter().enumerate() {
-            r[self.pts.len() + prior + n] = x[self.fit_lens + 8 + i] / PAINT_PLACEMENT_SD_MM * EDGE_POINT_SD_PX;
+        for i in 0..painted {
+            r[self.pts.len() + prior + i] = x[self.fit_lens + 8 + i] / PAINT_PLACEMENT_SD_MM * EDGE_POINT_SD_PX;
         }
         for (i, (&(_, _, k), &(ux, uy))) in self.pts.iter().zip(undistorted).enumerate() {
             let l = img_lines[k];
@@ -474,6 +474,20 @@ mod tests {
         (pts, lines)
     }
 
+    /// The worst distance (px) over a 150 mm grid on the mat between where fit `f` and where
+    /// `lens` through `g` draw each point.
+    fn worst_inside(f: &Fit, lens: &Lens, g: &Matrix3<f64>) -> f64 {
+        let mut worst: f64 = 0.0;
+        for i in 0..=12 {
+            for j in 0..=6 {
+                let m = MatPoint::new(-900.0 + 150.0 * i as f64, -450.0 + 150.0 * j as f64);
+                let got = f.lens.distort(apply(&f.img_from_mat, m).expect("in front"));
+                worst = worst.max(got.distance(lens.distort(apply(g, m).expect("in front"))));
+            }
+        }
+        worst
+    }
+
     /// A strong lens whose centre of distortion is 6 px from the image's: the centre is found,
     /// and with it the mat's inside maps right, where a fit holding the centre at the image's
     /// bends the inside to keep the edges straight.
@@ -482,17 +496,7 @@ mod tests {
         let g = slightly_turned_view();
         let truth = Lens::Division { centre: [964.0, 535.5], r0: 1101.4, l1: 0.25, l2: 0.03 };
         let (pts, lines) = seen_through(&truth, &g);
-        let worst_inside = |f: &Fit| {
-            let mut worst: f64 = 0.0;
-            for i in 0..=12 {
-                for j in 0..=6 {
-                    let m = MatPoint::new(-900.0 + 150.0 * i as f64, -450.0 + 150.0 * j as f64);
-                    let got = f.lens.distort(apply(&f.img_from_mat, m).expect("in front"));
-                    worst = worst.max(got.distance(truth.distort(apply(&g, m).expect("in front"))));
-                }
-            }
-            worst
-        };
+        let worst_inside = |f: &Fit| worst_inside(f, &truth, &g);
         let free = fit(&pts, &lines, &g, &Lens::Pinhole, LensFit::Division2Centre, 1920, 1080, 0.5, 2).expect("fits");
         let held = fit(&pts, &lines, &g, &Lens::Pinhole, LensFit::Division2, 1920, 1080, 0.5, 2).expect("fits");
         let Lens::Division { centre, .. } = free.lens else { panic!("a division lens") };
@@ -510,26 +514,12 @@ mod tests {
         let lens = Lens::Division { centre: [960.0, 540.0], r0: 1101.4, l1: 0.2, l2: 0.0 };
         let off = [4.0, -3.0, 2.0, 0.0];
         let painted_mat = MatSpec::STANDARD.with_painted(off);
-        let (mut pts, nominal_lines) = seen_through(&lens, &g);
-        // The baselines' points where they were painted.
-        pts.retain(|p| p.line < 4);
-        for (k, b) in painted_mat.baselines().iter().enumerate() {
-            for i in 1..200 {
-                let m = b.segment.a + (b.segment.b - b.segment.a) * (i as f64 / 200.0);
-                pts.push(LinePoint { px: lens.distort(apply(&g, m).expect("in front")), line: 4 + k });
-            }
-        }
-        let worst_inside = |f: &Fit| {
-            let mut worst: f64 = 0.0;
-            for i in 0..=12 {
-                for j in 0..=6 {
-                    let m = MatPoint::new(-900.0 + 150.0 * i as f64, -450.0 + 150.0 * j as f64);
-                    let got = f.lens.distort(apply(&f.img_from_mat, m).expect("in front"));
-                    worst = worst.max(got.distance(lens.distort(apply(&g, m).expect("in front"))));
-                }
-            }
-            worst
-        };
+        let (_, nominal_lines) = seen_through(&lens, &g);
+        // The points of the mat's edges, and of the baselines where they were painted.
+        let mut as_painted = nominal_lines[..4].to_vec();
+        as_painted.extend(painted_mat.baselines().iter().map(|b| MatLine::painted(b.segment.a, b.segment.b)));
+        let pts = points_on(&as_painted, &g, &lens);
+        let worst_inside = |f: &Fit| worst_inside(f, &lens, &g);
         let f = fit(&pts, &nominal_lines, &g, &Lens::Pinhole, LensFit::Division2, 1920, 1080, 0.5, 2).expect("fits");
         for (k, want) in off.iter().enumerate() {
             assert!((f.offsets_mm[4 + k] - want).abs() < 0.05, "baseline {k}: {:.3} mm, painted {want} mm", f.offsets_mm[4 + k]);
