@@ -32,6 +32,37 @@ pub struct SquopResult {
     pub read: Option<(String, f64)>,
 }
 
+/// How a wink lies, in the truth: its footprint's error has a different cause in each (the rim's
+/// blur and the lens alone; part of the rim hidden; a tilt on the wink beneath).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Lies {
+    /// On the mat (or the table), at least [`SEEN_WHOLE`] of it in view.
+    Whole,
+    /// On the mat, partly under another wink.
+    PartlyCovered,
+    /// On another wink.
+    OnAnother,
+}
+
+impl Lies {
+    /// Every kind, in the order the table gives them.
+    pub const ALL: [Lies; 3] = [Lies::Whole, Lies::PartlyCovered, Lies::OnAnother];
+
+    fn of(level: Option<u32>, visible: f64) -> Lies {
+        if level.unwrap_or(0) > 0 {
+            Lies::OnAnother
+        } else if visible >= SEEN_WHOLE {
+            Lies::Whole
+        } else {
+            Lies::PartlyCovered
+        }
+    }
+}
+
+/// A wink at least this visible counts as seen whole ([`Lies::Whole`]).
+const SEEN_WHOLE: f64 = 0.95;
+
 /// One frame's result.
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct FrameResult {
@@ -65,6 +96,8 @@ pub struct FrameResult {
     pub potted_false: usize,
     /// Footprint centre errors of matched winks, mm.
     pub footprint_errors_mm: Vec<f64>,
+    /// What each of `footprint_errors_mm`'s winks is, in the truth.
+    pub footprint_lies: Vec<Lies>,
     /// True squops between matched winks.
     pub squops: Vec<SquopResult>,
     /// Detected squops between winks with a true gap ≥ 0.5 mm.
@@ -203,6 +236,7 @@ pub fn score(truth: &Position, got: &Position, r: &mut FrameResult) {
         }
         if let (Some(a), Some(b)) = (t.centre_mm, g.centre_mm) {
             r.footprint_errors_mm.push(a.distance(to_truth(b)));
+            r.footprint_lies.push(Lies::of(t.level, visible(t)));
         }
     }
     for (j, g) in gw.iter().enumerate() {
@@ -292,6 +326,14 @@ pub fn figures(results: &[FrameResult]) -> Vec<(String, String)> {
     let sum = |f: fn(&FrameResult) -> usize| results.iter().map(f).sum::<usize>();
     let analysed: Vec<&FrameResult> = results.iter().filter(|r| r.error.is_none()).collect();
     let mut fp: Vec<f64> = analysed.iter().flat_map(|r| r.footprint_errors_mm.iter().copied()).collect();
+    // Median / 95th percentile of the footprint errors of winks lying as `lies`, and how many.
+    let fp_of = |lies: Lies| {
+        let mut v: Vec<f64> = analysed.iter().flat_map(|r| r.footprint_errors_mm.iter().zip(&r.footprint_lies).filter(|(_, &l)| l == lies).map(|(e, _)| *e)).collect();
+        if v.is_empty() {
+            return "–".to_string();
+        }
+        format!("{:.3} / {:.3} ({})", quantile(&mut v, 0.5), quantile(&mut v, 0.95), v.len())
+    };
     let sq: Vec<&SquopResult> = analysed.iter().flat_map(|r| r.squops.iter()).collect();
     let band = |lo: f64, hi: f64| {
         let v: Vec<_> = sq.iter().filter(|s| s.margin_mm.abs() >= lo && s.margin_mm.abs() < hi).collect();
@@ -314,6 +356,10 @@ pub fn figures(results: &[FrameResult]) -> Vec<(String, String)> {
         ("size right".into(), pct(sum(|r| r.size_right), sum(|r| r.matched))),
         ("state right".into(), pct(sum(|r| r.state_right), sum(|r| r.matched))),
         ("footprint error, median / 95th pct / max (mm)".into(), format!("{:.3} / {:.3} / {:.3}", quantile(&mut fp, 0.5), quantile(&mut fp, 0.95), quantile(&mut fp, 1.0))),
+        (
+            "footprint error, median / 95th pct (mm) of winks: on the mat seen whole / partly covered / on another wink".into(),
+            Lies::ALL.map(fp_of).join(" / "),
+        ),
         ("squops right, margin ≥ 1 mm".into(), band(1.0, f64::INFINITY)),
         ("squops right, margin 0.5–1 mm".into(), band(0.5, 1.0)),
         ("squops right, margin < 0.5 mm".into(), band(0.0, 0.5)),
@@ -440,6 +486,22 @@ mod tests {
         assert_eq!(row("squops right, margin ≥ 1 mm: frames at"), "50.00% (1/2) / 0.00% (0/1) / 100.00% (2/2)");
         assert_eq!(row("positions fully right: frames at"), "0.00% (0/1) / 0.00% (0/1) / 100.00% (1/1)");
         assert_eq!(row("squops right, margin ≥ 1 mm"), "60.00% (3/5)");
+    }
+
+    #[test]
+    fn footprint_errors_are_also_given_by_how_the_wink_lies() {
+        assert_eq!(Lies::of(Some(0), 1.0), Lies::Whole);
+        assert_eq!(Lies::of(None, 0.96), Lies::Whole);
+        assert_eq!(Lies::of(Some(0), 0.8), Lies::PartlyCovered);
+        assert_eq!(Lies::of(Some(2), 1.0), Lies::OnAnother);
+        let frame = |errors: Vec<(f64, Lies)>| FrameResult { footprint_errors_mm: errors.iter().map(|e| e.0).collect(), footprint_lies: errors.iter().map(|e| e.1).collect(), ..Default::default() };
+        let results = [
+            frame(vec![(0.1, Lies::Whole), (0.2, Lies::Whole), (0.9, Lies::OnAnother)]),
+            frame(vec![(0.3, Lies::Whole), (1.5, Lies::OnAnother), (0.4, Lies::OnAnother)]),
+        ];
+        let figures = figures(&results);
+        let row = figures.iter().find(|(f, _)| f.ends_with("partly covered / on another wink")).map(|(_, v)| v.clone());
+        assert_eq!(row.as_deref(), Some("0.200 / 0.300 (3) / – / 0.900 / 1.500 (3)"));
     }
 
     #[test]
