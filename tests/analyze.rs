@@ -201,6 +201,38 @@ fn umpire_calls_the_clear_squop_and_says_how_sure() -> TestResult {
 }
 
 #[test]
+fn a_squop_not_sure_names_the_second_look_and_the_umpire_takes_it() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let out = dir.path().join("p.json");
+    let (code, err) = run(winkeye().arg("analyze").arg(still("nearmiss-00005.jpg")).arg("--json").arg(&out));
+    assert_eq!(code, 0, "{err}");
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&out)?)?;
+    // Every squop flag carries the squop's confidence; those under 0.97 say they are not sure.
+    let flags: Vec<&Value> = doc["flags"].as_array().ok_or("flags")?.iter().filter(|f| f["kind"] == "squop").collect();
+    assert!(!flags.is_empty());
+    for f in &flags {
+        let c = f["confidence"].as_f64().ok_or("confidence")?;
+        assert_eq!(f["unsure"] == true, c < 0.97, "{f}");
+        assert_eq!(f["text"].as_str().unwrap_or("").contains("not sure"), c < 0.97, "{f}");
+    }
+    let unsure = flags.iter().find(|f| f["unsure"] == true).ok_or("a squop not sure in this frame (the 1.1 mm red over green)")?;
+    // The line on stderr says where to look again; following it, the umpire gives that pair.
+    let text = unsure["text"].as_str().ok_or("text")?;
+    assert!(err.contains(text), "{err}");
+    let near = text.rsplit("--near ").next().ok_or("--near")?;
+    let (code, err) = run(winkeye().arg("umpire").arg(still("nearmiss-00005.jpg")).arg("--near").arg(near).arg("--json").arg(dir.path().join("u.json")));
+    assert_eq!(code, 0, "{err}");
+    let call: Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("u.json"))?)?;
+    let first = &call["pairs"][0];
+    let mut ids = [first["a"].as_str().unwrap_or(""), first["b"].as_str().unwrap_or("")];
+    ids.sort_unstable();
+    let mut want = [unsure["winks"][0].as_str().unwrap_or("?"), unsure["winks"][1].as_str().unwrap_or("?")];
+    want.sort_unstable();
+    assert_eq!(ids, want, "{call}");
+    Ok(())
+}
+
+#[test]
 fn every_wink_has_a_diameter_and_an_unknown_game_is_left_out() -> TestResult {
     // The contract lets winks in the pot leave out their centres, not their diameter.
     let (got, _) = analyze("potout-00002")?;

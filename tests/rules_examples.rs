@@ -313,3 +313,38 @@ fn unplayed_winks_are_checked_against_the_baselines_as_painted() -> TestResult {
     assert!(err.to_string().contains("baselines_found_mm[2]"), "{err}");
     Ok(())
 }
+
+#[test]
+fn a_squop_given_little_confidence_is_flagged_as_not_sure_with_where_to_look_again() -> TestResult {
+    let mut p = sample("f1.json")?;
+    // The first squop read as a near guess, the second as sure, the rest as typed (no confidence).
+    p.squops[0].confidence = Some(0.6);
+    p.squops[1].confidence = Some(0.99);
+    for (id, at) in [(p.squops[0].upper.clone(), (900.0, 400.0)), (p.squops[0].lower.clone(), (910.0, 420.0))] {
+        let w = p.winks.iter_mut().find(|w| w.id == id).ok_or("the squop's wink")?;
+        w.centre_px = Some(winkeye::geometry::PixelPoint::new(at.0, at.1));
+    }
+    let out = apply(&p, Ruleset::Etwa2012)?;
+    let squop_flags: Vec<_> = out.flags.iter().filter_map(|f| match f.detail {
+        FlagDetail::Squop { confidence, unsure, .. } => Some((f.winks.clone(), confidence, unsure, f.text.clone())),
+        _ => None,
+    }).collect();
+    let of = |s: &winkeye::report::position::Squop| squop_flags.iter().find(|f| f.0 == [s.upper.clone(), s.lower.clone()]).cloned().ok_or("its flag");
+    let (_, confidence, unsure, text) = of(&p.squops[0])?;
+    assert_eq!((confidence, unsure), (Some(0.6), true));
+    assert!(text.ends_with("by 6.8 mm, not sure (confidence 0.60): look again, e.g. winkeye umpire IMAGE --near 905,410"), "{text}");
+    let (_, confidence, unsure, text) = of(&p.squops[1])?;
+    assert_eq!((confidence, unsure), (Some(0.99), false));
+    assert!(!text.contains("not sure"), "{text}");
+    assert!(squop_flags.iter().skip(2).all(|f| !f.2 && f.1.is_none()));
+    // With the frame's path in the document, the command names it.
+    p.source = Some(serde_json::from_value(serde_json::json!({"path": "games/round 3.jpg"}))?);
+    let out_with_path = apply(&p, Ruleset::Etwa2012)?;
+    assert!(out_with_path.flags.iter().any(|f| f.text.ends_with("winkeye umpire \"games/round 3.jpg\" --near 905,410")));
+    // In the document: the flag carries the confidence, and `unsure` only when it is.
+    let json = serde_json::to_value(&out)?;
+    let flags = json["flags"].as_array().ok_or("flags")?;
+    assert!(flags.iter().any(|f| f["kind"] == "squop" && f["unsure"] == true && f["confidence"] == 0.6));
+    assert!(flags.iter().filter(|f| f["kind"] == "squop").all(|f| f["unsure"] == true || f.get("unsure").is_none()));
+    Ok(())
+}

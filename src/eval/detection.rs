@@ -11,7 +11,7 @@ use crate::analyze::{analyze_frame, AnalyzeOptions};
 use crate::capture::load_image;
 use crate::geometry::MatPoint;
 use crate::report::position::{Colour, Position, Wink, WinkState};
-use crate::rules::Ruleset;
+use crate::rules::{Ruleset, SURE_SQUOP};
 use std::time::Instant;
 
 /// Winks at least this visible must be found.
@@ -104,6 +104,9 @@ pub struct FrameResult {
     pub false_squops_gap: usize,
     /// Detected squops that are not true squops (any margin).
     pub false_squops: usize,
+    /// Every detected squop between matched winks: its confidence, and whether it is a true squop
+    /// the right way up.
+    pub found_squops: Vec<(f64, bool)>,
     /// Every wink, state and squop right, and every colour's count in the pot (from those at
     /// least half visible to all there).
     pub fully_right: bool,
@@ -294,7 +297,11 @@ pub fn score(truth: &Position, got: &Position, r: &mut FrameResult) {
             r.false_squops += 1;
             continue;
         };
-        if truth.squops.iter().any(|t| t.upper == u.id && t.lower == l.id) {
+        let right = truth.squops.iter().any(|t| t.upper == u.id && t.lower == l.id);
+        if let Some(c) = s.confidence {
+            r.found_squops.push((c, right));
+        }
+        if right {
             continue;
         }
         squops_ok = false;
@@ -366,6 +373,15 @@ pub fn figures(results: &[FrameResult]) -> Vec<(String, String)> {
         ("false squops, true gap ≥ 0.5 mm".into(), sum(|r| r.false_squops_gap).to_string()),
         ("false squops, any".into(), sum(|r| r.false_squops).to_string()),
         ("positions fully right".into(), pct(analysed.iter().filter(|r| r.fully_right).count(), results.len())),
+        (
+            format!("squops found, right: given ≥ {SURE_SQUOP} / under it (flagged not sure)"),
+            [true, false]
+                .map(|sure| {
+                    let v: Vec<bool> = analysed.iter().flat_map(|r| r.found_squops.iter()).filter(|(c, _)| (*c >= SURE_SQUOP) == sure).map(|&(_, right)| right).collect();
+                    pct(v.iter().filter(|&&right| right).count(), v.len())
+                })
+                .join(" / "),
+        ),
         ("squops right, margin ≥ 1 mm: winks of one colour / of two".into(), format!("{} / {}", big(&|s: &SquopResult, _| s.same_colour), big(&|s: &SquopResult, _| !s.same_colour))),
         ("squops right, margin ≥ 1 mm: by what named the upper".into(), by_evidence(sq.iter().copied().filter(|s| s.margin_mm.abs() >= 1.0))),
         (
@@ -486,6 +502,14 @@ mod tests {
         assert_eq!(row("squops right, margin ≥ 1 mm: frames at"), "50.00% (1/2) / 0.00% (0/1) / 100.00% (2/2)");
         assert_eq!(row("positions fully right: frames at"), "0.00% (0/1) / 0.00% (0/1) / 100.00% (1/1)");
         assert_eq!(row("squops right, margin ≥ 1 mm"), "60.00% (3/5)");
+    }
+
+    #[test]
+    fn squops_found_are_also_counted_by_whether_they_were_given_sure() {
+        let frame = FrameResult { found_squops: vec![(0.99, true), (0.98, false), (0.5, true), (0.6, false), (0.7, false)], ..Default::default() };
+        let figures = figures(&[frame]);
+        let row = figures.iter().find(|(f, _)| f.starts_with("squops found, right")).map(|(_, v)| v.clone());
+        assert_eq!(row.as_deref(), Some("50.00% (1/2) / 33.33% (1/3)"));
     }
 
     #[test]

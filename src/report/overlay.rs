@@ -112,9 +112,27 @@ fn mat_share(cal: &Calibration, r: [f64; 4]) -> f64 {
 }
 
 /// White text with a dark shadow a pixel down and right, legible on felt, winks and table alike.
-fn shadowed_text(img: &mut RgbImage, (x, y): (i32, i32), size_px: f32, s: &str) {
+fn shadowed_text(img: &mut RgbImage, at: (i32, i32), size_px: f32, s: &str) {
+    shadowed_text_in(img, at, size_px, Rgb([255, 255, 255]), s);
+}
+
+/// As [`shadowed_text`], in `colour`.
+fn shadowed_text_in(img: &mut RgbImage, (x, y): (i32, i32), size_px: f32, colour: Rgb<u8>, s: &str) {
     draw::text(img, x + 1, y + 1, size_px, Rgb([0, 0, 0]), s);
-    draw::text(img, x, y, size_px, Rgb([255, 255, 255]), s);
+    draw::text(img, x, y, size_px, colour, s);
+}
+
+/// Amber, for a squop the position is not sure of.
+const UNSURE_RGB: Rgb<u8> = Rgb([255, 176, 0]);
+
+/// A squop arrow's colour and the mark after its margin: white and nothing for a squop given at
+/// least [`crate::rules::SURE_SQUOP`] (or no confidence), amber and " ?" below it.
+fn squop_mark(confidence: Option<f64>) -> (Rgb<u8>, &'static str) {
+    if confidence.is_some_and(|c| c < crate::rules::SURE_SQUOP) {
+        (UNSURE_RGB, " ?")
+    } else {
+        (Rgb([255, 255, 255]), "")
+    }
 }
 
 /// The frame with what the referee sees: each wink's fitted outline in its colour with its id and
@@ -176,13 +194,19 @@ pub fn position_overlay(bgr: &Mat, analysis: &Analysis) -> Result<RgbImage, Cali
             shadowed_text(&mut img, (at.0 as i32, (at.1 + k as f32 * 11.0 * scale) as i32), 10.0 * scale, &row);
         }
     }
+    // The squops not sure, with where they meet, for the legend.
+    let mut unsure = Vec::new();
     for s in &pos.squops {
         let (Some(u), Some(l)) = (by_id(&s.upper), by_id(&s.lower)) else { continue };
         let (a, b) = ((u.centre_px.x as f32, u.centre_px.y as f32), (l.centre_px.x as f32, l.centre_px.y as f32));
-        draw::arrow(&mut img, a, b, 1.5 * scale, 5.0 * scale, white);
+        let (colour, mark) = squop_mark(s.confidence);
+        let mid = ((a.0 + b.0) / 2.0, (a.1 + b.1) / 2.0);
+        if !mark.is_empty() {
+            unsure.push(format!("{} over {} at {:.0},{:.0}", s.upper, s.lower, mid.0, mid.1));
+        }
+        draw::arrow(&mut img, a, b, 1.5 * scale, 5.0 * scale, colour);
         if let Some(m) = s.margin_mm {
-            let mid = ((a.0 + b.0) / 2.0, (a.1 + b.1) / 2.0);
-            draw::text(&mut img, (mid.0 - 30.0 * scale) as i32, (mid.1 + 4.0 * scale) as i32, 11.0 * scale, white, &format!("{m:.1} mm"));
+            shadowed_text_in(&mut img, ((mid.0 - 30.0 * scale) as i32, (mid.1 + 4.0 * scale) as i32), 11.0 * scale, colour, &format!("{m:.1} mm{mark}"));
         }
     }
     for pile in pos.piles.iter().filter(|p| p.len() >= 2) {
@@ -217,6 +241,9 @@ pub fn position_overlay(bgr: &Mat, analysis: &Analysis) -> Result<RgbImage, Cali
         let parts: Vec<String> = score.game_score.iter().map(|(p, v)| format!("{} {}", p.label(), crate::rules::score::format_points(*v))).collect();
         lines.push(format!("score if the game ended now: {}", parts.join(", ")));
     }
+    if !unsure.is_empty() {
+        lines.push(format!("not sure (amber, ?), for a second look with winkeye umpire --near X,Y: {}", unsure.join("; ")));
+    }
     for flag in pos.flags.iter().filter(|f| !matches!(f.detail, FlagDetail::Squop { .. })).take(6) {
         lines.push(format!("[{}] {}", flag.rule, flag.text));
     }
@@ -243,6 +270,14 @@ mod tests {
         assert!(!calibration_legend(&cal).contains("baselines painted"));
         cal.baselines_found = [Some(4.04), None, Some(0.0), Some(-2.96)];
         assert!(calibration_legend(&cal).ends_with("; baselines painted +4.0 / - / +0.0 / -3.0 mm off their place"), "{}", calibration_legend(&cal));
+    }
+
+    #[test]
+    fn a_squop_not_sure_is_drawn_amber_with_a_question_mark() {
+        assert_eq!(squop_mark(Some(0.6)), (UNSURE_RGB, " ?"));
+        assert_eq!(squop_mark(Some(0.99)).1, "");
+        // A squop typed in by hand, with no confidence, is taken as given.
+        assert_eq!(squop_mark(None).1, "");
     }
 
     #[test]

@@ -394,6 +394,13 @@ pub enum FlagDetail {
         /// Overlap depth, in mm, when measured.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         margin_mm: Option<f64>,
+        /// The squop's confidence as the position gives it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        confidence: Option<f64>,
+        /// Given less confidence than [`crate::rules::SURE_SQUOP`]: a call to check (rule D.1's
+        /// second look; `winkeye umpire`).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        unsure: bool,
     },
     /// Winks connected by squops (8.2.2).
     Pile {},
