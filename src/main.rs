@@ -530,6 +530,12 @@ fn cmd_umpire(args: &UmpireArgs) -> Result<()> {
     use winkeye::umpire::{self, Scale, UmpireDoc, UmpireSource, UMPIRE_FORMAT};
     let frame = winkeye::capture::load_image(&args.image)?;
     let (w, h) = (opencv::prelude::MatTraitConst::cols(&frame) as u32, opencv::prelude::MatTraitConst::rows(&frame) as u32);
+    if let Some(p) = args.near {
+        // A pixel off the frame is a slip (a point from another frame or picture), not a question.
+        if !(0.0..w as f64).contains(&p.x) || !(0.0..h as f64).contains(&p.y) {
+            anyhow::bail!("{}: --near {:.0},{:.0} is outside the {w}×{h} frame", args.image.display(), p.x, p.y);
+        }
+    }
     let nominal = args.ruleset.spec().winks;
     let (pairs, scale, outlines): (Vec<umpire::Pair>, Scale, Vec<(String, umpire::Outline)>) = if args.closeup {
         // The other photos read first: one that cannot be read stops the call before anything is said.

@@ -188,6 +188,19 @@ fn missing_file_is_one_line_and_exit_1() {
 }
 
 #[test]
+fn umpire_near_a_pixel_off_the_frame_is_one_line_and_exit_1_and_keeps_outputs() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let out = dir.path().join("u.json");
+    std::fs::write(&out, "kept")?;
+    let (code, _, err) = stderr_of(winkeye().arg("umpire").arg(still_sample("nearmiss-00005.jpg")).args(["--near", "2500,40", "--json"]).arg(&out));
+    assert_eq!(code, 1, "{err}");
+    assert!(err.trim_end().ends_with("--near 2500,40 is outside the 1920×1080 frame"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert_eq!(std::fs::read_to_string(&out)?, "kept");
+    Ok(())
+}
+
+#[test]
 fn unwritable_output_is_one_line_and_exit_1() {
     let (code, _, err) = stderr_of(winkeye().arg("rules").arg(sample("f1.json")).args(["--json", "/nonexistent/dir/out.json"]));
     assert_eq!(code, 1, "{err}");

@@ -341,6 +341,10 @@ fn a_squop_given_little_confidence_is_flagged_as_not_sure_with_where_to_look_aga
     p.source = Some(serde_json::from_value(serde_json::json!({"path": "games/round 3.jpg"}))?);
     let out_with_path = apply(&p, Ruleset::Etwa2012)?;
     assert!(out_with_path.flags.iter().any(|f| f.text.ends_with("winkeye umpire \"games/round 3.jpg\" --near 905,410")));
+    // A video's frame is named as one, the umpire asked of that frame.
+    p.source = Some(serde_json::from_value(serde_json::json!({"path": "final.mp4", "frame": 812}))?);
+    let out_of_video = apply(&p, Ruleset::Etwa2012)?;
+    assert!(out_of_video.flags.iter().any(|f| f.text.ends_with("look again at 905,410 in frame 812 of final.mp4 (winkeye umpire on that frame, --near 905,410)")));
     // In the document: the flag carries the confidence, and `unsure` only when it is.
     let json = serde_json::to_value(&out)?;
     let flags = json["flags"].as_array().ok_or("flags")?;

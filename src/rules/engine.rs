@@ -165,13 +165,12 @@ fn squop_flags(position: &Position, board: &Board, spec: &RulesetSpec) -> Vec<Fl
         if let (true, Some(c)) = (unsure, confidence) {
             // Where the two meet in the frame, for the second look.
             let px = |id: &str| position.winks.iter().find(|w| w.id == id).and_then(|w| w.centre_px);
-            let image = match position.source.as_ref().and_then(|s| s.path.as_deref()) {
-                Some(path) if path.contains(char::is_whitespace) => format!("\"{path}\""),
-                Some(path) => path.to_string(),
-                None => "IMAGE".to_string(),
-            };
-            let near = match (px(&upper.id), px(&lower.id)) {
-                (Some(a), Some(b)) => format!(": look again, e.g. winkeye umpire {image} --near {:.0},{:.0}", (a.x + b.x) / 2.0, (a.y + b.y) / 2.0),
+            let source = position.source.as_ref();
+            let path = source.and_then(|s| s.path.as_deref()).map(|p| if p.contains(char::is_whitespace) { format!("\"{p}\"") } else { p.to_string() });
+            let near = match (px(&upper.id), px(&lower.id), path, source.and_then(|s| s.frame)) {
+                (Some(a), Some(b), path, None) => format!(": look again, e.g. winkeye umpire {} --near {:.0},{:.0}", path.as_deref().unwrap_or("IMAGE"), (a.x + b.x) / 2.0, (a.y + b.y) / 2.0),
+                // A video's frame: the umpire reads an image, saved from it.
+                (Some(a), Some(b), path, Some(frame)) => format!(": look again at {:.0},{:.0} in frame {frame}{} (winkeye umpire on that frame, --near {:.0},{:.0})", (a.x + b.x) / 2.0, (a.y + b.y) / 2.0, path.map(|p| format!(" of {p}")).unwrap_or_default(), (a.x + b.x) / 2.0, (a.y + b.y) / 2.0),
                 _ => ": look again".to_string(),
             };
             text.push_str(&format!(", not sure (confidence {c:.2}){near}"));
