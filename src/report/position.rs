@@ -449,6 +449,12 @@ pub enum FlagDetail {
     },
     /// The document contradicts itself or the rules (e.g. an "unplayed" wink in front of its baseline).
     Inconsistent {},
+    /// A wink measured from a frame lies so near the field of play's boundary that whether it is
+    /// off (13) is a close call ([`crate::rules::CLOSE_LINE_MM`]).
+    NearLine {
+        /// How far its footprint's edge lies inside the boundary, mm (negative: beyond it).
+        inside_mm: f64,
+    },
 }
 
 impl FlagDetail {
@@ -465,6 +471,7 @@ impl FlagDetail {
             FlagDetail::GameOver { .. } => "game_over",
             FlagDetail::Inferred { .. } => "inferred",
             FlagDetail::Inconsistent {} => "inconsistent",
+            FlagDetail::NearLine { .. } => "near_line",
         }
     }
 }

@@ -19,5 +19,5 @@ pub mod score;
 pub mod squidge_off;
 pub mod squop_up;
 
-pub use engine::{apply, SURE_SQUOP};
+pub use engine::{apply, CLOSE_LINE_MM, SURE_SQUOP};
 pub use ruleset::{OffRule, RuleRefs, Ruleset, RulesetSpec, ScoringRule, SquopUpRule, UnknownRuleset};
