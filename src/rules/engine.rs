@@ -166,17 +166,7 @@ fn squop_flags(position: &Position, board: &Board, spec: &RulesetSpec) -> Vec<Fl
         let unsure = confidence.is_some_and(|c| c < SURE_SQUOP);
         let mut text = format!("{} squops {}{by}", describe(upper), describe(lower));
         if let (true, Some(c)) = (unsure, confidence) {
-            // Where the two meet in the frame, for the second look.
-            let px = |id: &str| position.winks.iter().find(|w| w.id == id).and_then(|w| w.centre_px);
-            let source = position.source.as_ref();
-            let path = source.and_then(|s| s.path.as_deref()).map(|p| if p.contains(char::is_whitespace) { format!("\"{p}\"") } else { p.to_string() });
-            let near = match (px(&upper.id), px(&lower.id), path, source.and_then(|s| s.frame)) {
-                (Some(a), Some(b), path, None) => format!(": look again, e.g. winkeye umpire {} --near {:.0},{:.0}", path.as_deref().unwrap_or("IMAGE"), (a.x + b.x) / 2.0, (a.y + b.y) / 2.0),
-                // A video's frame: the umpire reads an image, saved from it.
-                (Some(a), Some(b), path, Some(frame)) => format!(": look again at {:.0},{:.0} in frame {frame}{} (winkeye umpire on that frame, --near {:.0},{:.0})", (a.x + b.x) / 2.0, (a.y + b.y) / 2.0, path.map(|p| format!(" of {p}")).unwrap_or_default(), (a.x + b.x) / 2.0, (a.y + b.y) / 2.0),
-                _ => ": look again".to_string(),
-            };
-            text.push_str(&format!(", not sure (confidence {c:.2}){near}"));
+            text.push_str(&format!(", not sure (confidence {c:.2}): {}", second_look(position, &upper.id, &lower.id)));
         }
         flags.push(flag(spec.refs.squop, FlagDetail::Squop { margin_mm: margin, confidence, unsure }, vec![upper.id.clone(), lower.id.clone()], text));
     }
@@ -261,12 +251,27 @@ fn off_flags(board: &Board, spec: &RulesetSpec, field: &ConvexPolygon, crossing:
     flags
 }
 
+/// Where to look again at winks `a` and `b`: the umpire's command at the middle of the two in the
+/// frame (the image named when the document has its path; a video's frame named as one, the
+/// umpire reading an image saved from it).
+fn second_look(position: &Position, a: &str, b: &str) -> String {
+    let px = |id: &str| position.winks.iter().find(|w| w.id == id).and_then(|w| w.centre_px);
+    let (Some(pa), Some(pb)) = (px(a), px(b)) else { return "look again".to_string() };
+    let (x, y) = ((pa.x + pb.x) / 2.0, (pa.y + pb.y) / 2.0);
+    let source = position.source.as_ref();
+    let path = source.and_then(|s| s.path.as_deref()).map(|p| if p.contains(char::is_whitespace) { format!("\"{p}\"") } else { p.to_string() });
+    match source.and_then(|s| s.frame) {
+        None => format!("look again, e.g. winkeye umpire {} --near {x:.0},{y:.0}", path.as_deref().unwrap_or("IMAGE")),
+        Some(frame) => format!("look again at {x:.0},{y:.0} in frame {frame}{} (winkeye umpire on that frame, --near {x:.0},{y:.0})", path.map(|p| format!(" of {p}")).unwrap_or_default()),
+    }
+}
+
 /// A wink whose footprint's edge lies within this of the field of play's boundary, either side,
 /// is flagged as a close call at the line (rule 13: off when any part of it is beyond), when the
 /// position was measured from a frame (it has a `calibration`; a position typed in is exact).
 /// Footprints measured from an overhead frame are that near where they are 95 times in 100 or
-/// more: the 95th percentile of their error is 0.72–0.88 mm over the renderer's traced sets, 0.58–0.63
-/// mm for winks seen whole (`winkeye eval DIR --what detection`).
+/// more: the 95th percentile of their error is 0.72–0.88 mm over the renderer's traced sets,
+/// 0.58–0.63 mm for winks seen whole (`winkeye eval DIR --what detection`).
 pub const CLOSE_LINE_MM: f64 = 1.0;
 
 /// Winks in play or off whose footprint's edge lies within [`CLOSE_LINE_MM`] of the boundary.
@@ -278,8 +283,8 @@ fn near_line_flags(board: &Board, spec: &RulesetSpec, field: &ConvexPolygon) -> 
         if inside.abs() >= CLOSE_LINE_MM {
             continue;
         }
-        let where_ = if inside >= 0.0 { format!("lies {inside:.1} mm inside the field of play") } else { format!("crosses the field of play's boundary by {:.1} mm", -inside) };
-        let text = format!("{} {where_}: whether it is off is a close call, within the measurement's reach of {CLOSE_LINE_MM:.0} mm; look again", describe(p));
+        let lies = if inside >= 0.0 { format!("lies {inside:.1} mm inside the field of play") } else { format!("crosses the field of play's boundary by {:.1} mm", -inside) };
+        let text = format!("{} {lies}: whether it is off is a close call, within the measurement's reach of {CLOSE_LINE_MM:.0} mm; look again", describe(p));
         flags.push(flag(spec.refs.off, FlagDetail::NearLine { inside_mm: (inside * 1000.0).round() / 1000.0 }, vec![p.id.clone()], text));
     }
     flags
