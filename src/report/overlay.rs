@@ -228,6 +228,11 @@ pub fn position_overlay(bgr: &Mat, analysis: &Analysis) -> Result<RgbImage, Cali
             draw::arrow(&mut img, (f.centre_px.x as f32, f.centre_px.y as f32), spot, 1.0 * scale, 5.0 * scale, wink_rgb(f.colour));
             draw::text(&mut img, (spot.0 + f.radius_px as f32 + 3.0) as i32, spot.1 as i32, 11.0 * scale, white, &format!("{} goes here (13.1)", f.id));
         }
+        // A wink at the line: ringed in amber, as a squop not sure is.
+        if let FlagDetail::NearLine { .. } = flag.detail {
+            let Some(f) = flag.winks.first().and_then(|id| by_id(id)) else { continue };
+            draw::dashed_ring(&mut img, (f.centre_px.x as f32, f.centre_px.y as f32), f.radius_px as f32 + 4.0 * scale, 1.2 * scale, UNSURE_RGB);
+        }
     }
     let mut lines = Vec::new();
     let counts: Vec<String> = pos
