@@ -23,6 +23,7 @@ use crate::calibrate::Calibration;
 use crate::geometry::plane::{fit_circle, inside_convex};
 use crate::geometry::{MatPoint, PixelPoint, REAL_DIAMETER_SHARE};
 use crate::report::position::{Colour, NominalDiameters, Squop, Wink, WinkSize, WinkState};
+use crate::report::round3;
 use crate::rules::Ruleset;
 use colour::{ColourModel, Lab};
 use fit::{Beyond, CircleFit, Rest, RayEdge};
@@ -193,10 +194,6 @@ impl Detections {
             })
             .collect()
     }
-}
-
-fn round3(v: f64) -> f64 {
-    (v * 1000.0).round() / 1000.0
 }
 
 /// Why detection failed.

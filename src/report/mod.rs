@@ -6,6 +6,11 @@ pub mod output;
 pub mod overlay;
 pub mod position;
 
+/// A document's value to a thousandth (µm for mm, ms for s): what it writes, not noise.
+pub fn round3(v: f64) -> f64 {
+    (v * 1000.0).round() / 1000.0
+}
+
 pub use output::{write_bytes, write_document, write_png, OutputError};
 pub use position::{
     Colour, Counts, Flag, FlagDetail, Game, Move, Partnership, Position, PositionError, Score, ScoreMethod, Squop,

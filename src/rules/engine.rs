@@ -285,7 +285,7 @@ fn near_line_flags(board: &Board, spec: &RulesetSpec, field: &ConvexPolygon) -> 
         }
         let lies = if inside >= 0.0 { format!("lies {inside:.1} mm inside the field of play") } else { format!("crosses the field of play's boundary by {:.1} mm", -inside) };
         let text = format!("{} {lies}: whether it is off is a close call, within the measurement's reach of {CLOSE_LINE_MM:.0} mm; look again", describe(p));
-        flags.push(flag(spec.refs.off, FlagDetail::NearLine { inside_mm: (inside * 1000.0).round() / 1000.0 }, vec![p.id.clone()], text));
+        flags.push(flag(spec.refs.off, FlagDetail::NearLine { inside_mm: crate::report::round3(inside) }, vec![p.id.clone()], text));
     }
     flags
 }

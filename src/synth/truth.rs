@@ -71,7 +71,7 @@ pub fn truth(scene: &Scene, cam: &Camera, visible_px: &[f64], ruleset: Ruleset, 
         let area = projected_area(cam, w);
         let visible = if area > 0.0 { (visible_px.get(i).copied().unwrap_or(0.0) / area).min(1.0) } else { 0.0 };
         let mut extra = Map::new();
-        extra.insert("visible_fraction".into(), json!((visible * 1000.0).round() / 1000.0));
+        extra.insert("visible_fraction".into(), json!(crate::report::round3(visible)));
         extra.insert("tilt_deg".into(), json!(w.disc.normal.z.clamp(-1.0, 1.0).acos().to_degrees()));
         extra.insert("top_z_mm".into(), json!(w.disc.top_centre().z));
         winks.push(Wink {

@@ -93,7 +93,7 @@ pub struct Event {
 impl Event {
     /// An event at frame `frame`, `t_s` seconds in.
     pub fn new(frame: u64, t_s: f64, kind: EventKind) -> Event {
-        Event { format: EVENT_FORMAT, t_s: (t_s * 1000.0).round() / 1000.0, frame, kind }
+        Event { format: EVENT_FORMAT, t_s: crate::report::round3(t_s), frame, kind }
     }
 
     /// The event's `kind` string.

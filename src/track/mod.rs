@@ -222,7 +222,7 @@ impl<A: Analyser> Tracker<A> {
         match self.analyser.calibrate(&frame.image) {
             Ok(cal) => {
                 if self.cal_state == CalState::Lost {
-                    out.push(Event::new(frame.index, frame.t_s, EventKind::CalibrationOk { rms_px: (cal.rms_px * 1000.0).round() / 1000.0 }));
+                    out.push(Event::new(frame.index, frame.t_s, EventKind::CalibrationOk { rms_px: crate::report::round3(cal.rms_px) }));
                 }
                 self.calibration = Some(cal);
                 self.cal_state = CalState::Good;
@@ -361,7 +361,7 @@ impl<A: Analyser> Tracker<A> {
             width: Some(frame.image.cols().max(0) as u32),
             height: Some(frame.image.rows().max(0) as u32),
             frame: Some(frame.index),
-            t_s: Some((frame.t_s * 1000.0).round() / 1000.0),
+            t_s: Some(crate::report::round3(frame.t_s)),
             extra: Default::default(),
         };
         let analysed = self.analyser.analyse(&frame.image, cal, source);

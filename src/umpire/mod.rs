@@ -40,6 +40,7 @@ use crate::detect::Found;
 use crate::geometry::plane::inside_convex;
 use crate::geometry::PixelPoint;
 use crate::report::position::Colour;
+use crate::report::round3;
 use opencv::core::Mat;
 use serde::Serialize;
 
@@ -422,10 +423,6 @@ fn robust_cut(res: &[f64], sds: f64, floor: f64) -> f64 {
     let mut abs: Vec<f64> = res.iter().map(|r| r.abs()).collect();
     abs.sort_by(f64::total_cmp);
     abs.get(abs.len() / 2).map_or(floor, |m| (sds * 1.4826 * m).max(floor))
-}
-
-fn round3(v: f64) -> f64 {
-    (v * 1000.0).round() / 1000.0
 }
 
 /// Standard deviation of a footprint centre along one direction: the fit's (edge scatter over
