@@ -537,6 +537,9 @@ fn cmd_umpire(args: &UmpireArgs) -> Result<()> {
         }
     }
     let nominal = args.ruleset.spec().winks;
+    // Overhead: each call with how near the --near pixel it is, to draw the nearest's evidence.
+    let mut lines: Vec<(Option<umpire::Nearness>, umpire::LineCall)> = Vec::new();
+    let mut pair_nearness: Option<umpire::Nearness> = None;
     let (pairs, scale, outlines): (Vec<umpire::Pair>, Scale, Vec<(String, umpire::Outline)>) = if args.closeup {
         // The other photos read first: one that cannot be read stops the call before anything is said.
         let mut others = Vec::new();
@@ -569,7 +572,10 @@ fn cmd_umpire(args: &UmpireArgs) -> Result<()> {
             warn_camera_height(c);
         }
         check_coarse(&analysis, args.ruleset).with_context(|| args.image.display().to_string())?;
-        let pairs = umpire::overhead(&analysis, args.near);
+        let tagged = umpire::overhead_tagged(&analysis, args.near);
+        pair_nearness = tagged.first().and_then(|t| t.0);
+        let pairs = tagged.into_iter().map(|(_, p)| p).collect();
+        lines = umpire::line_calls(&analysis, args.near);
         let outlines = analysis.detections.found.iter().filter_map(|f| umpire::overhead_outline(&analysis, &f.id).map(|o| (f.id.clone(), o))).collect();
         (pairs, Scale { method: "mat".into(), mm_per_px: (1e4 / analysis.detections.px_per_mm.max(1e-9)).round() / 1e4, wink_sizes: None }, outlines)
     };
@@ -580,22 +586,47 @@ fn cmd_umpire(args: &UmpireArgs) -> Result<()> {
             eprintln!("    {advice}");
         }
     }
-    match (pairs.is_empty(), args.near) {
-        (true, Some(p)) => eprintln!("{}: no winks near ({2:.0}, {3:.0}) (within {1} mm) overlap or come within {4} mm of each other", args.image.display(), umpire::NEAR_MM, p.x, p.y, umpire::REPORT_GAP_MM),
-        (true, None) => eprintln!("{}: no two winks overlap or come within {} mm of each other", args.image.display(), umpire::REPORT_GAP_MM),
+    for (_, l) in &lines {
+        eprintln!("{} (rule {})", l.text(), l.rule);
+        if let Some(advice) = &l.advice {
+            eprintln!("    {advice}");
+        }
+    }
+    match (pairs.is_empty() && lines.is_empty(), args.near) {
+        (true, Some(p)) => eprintln!("{}: no winks near ({2:.0}, {3:.0}) (within {1} mm) overlap or come within {4} mm of each other or of the field of play's boundary", args.image.display(), umpire::NEAR_MM, p.x, p.y, umpire::REPORT_GAP_MM),
+        (true, None) => eprintln!("{}: no two winks overlap or come within {} mm of each other, and none of the field of play's boundary", args.image.display(), umpire::REPORT_GAP_MM),
         _ => {}
     }
-    let doc = UmpireDoc { format: UMPIRE_FORMAT.into(), source: UmpireSource { path: args.image.display().to_string(), width: w, height: h }, scale, pairs };
+    // The evidence: with --near, the call nearest the pixel; else the closest call, the smallest
+    // |margin| in sigmas (a pair where a line call is no closer).
+    let closeness = |m: f64, s: f64| m.abs() / s.max(1e-6);
+    let closest_line = match args.near {
+        Some(_) => lines.first().map(|l| &l.1),
+        None => lines.iter().map(|l| &l.1).min_by(|a, b| closeness(a.inside_mm, a.sigma_mm).total_cmp(&closeness(b.inside_mm, b.sigma_mm))),
+    };
+    let line_shown = closest_line
+        .filter(|l| match (args.near, pairs.is_empty()) {
+            (_, true) => true,
+            (Some(_), false) => umpire::nearer(lines.first().and_then(|x| x.0), pair_nearness).is_lt(),
+            (None, false) => pairs.iter().all(|p| closeness(l.inside_mm, l.sigma_mm) < closeness(p.margin_mm, p.sigma_mm)),
+        })
+        .cloned();
+    let doc = UmpireDoc { format: UMPIRE_FORMAT.into(), source: UmpireSource { path: args.image.display().to_string(), width: w, height: h }, scale, pairs, lines: lines.into_iter().map(|(_, l)| l).collect() };
     if let Some(dest) = &args.json {
         write_document(dest, &doc)?;
         if dest.as_os_str() != "-" {
             eprintln!("wrote {}", dest.display());
         }
     }
-    if let Some(dest) = &args.evidence {
+    if let (Some(dest), Some(l)) = (&args.evidence, &line_shown) {
+        let outline = outlines.iter().find(|(i, _)| *i == l.wink).map(|(_, o)| o.clone()).unwrap_or_default();
+        let img = umpire::line_evidence(&frame, l, &outline)?;
+        write_png(dest, &img)?;
+        eprintln!("wrote {}", dest.display());
+    } else if let Some(dest) = &args.evidence {
         // The pair nearest the --near pixel, else the closest call: the smallest |margin| in sigmas.
         let nearest = args.near.and(doc.pairs.first());
-        let Some(p) = nearest.or_else(|| doc.pairs.iter().min_by(|a, b| (a.margin_mm.abs() / a.sigma_mm.max(1e-6)).total_cmp(&(b.margin_mm.abs() / b.sigma_mm.max(1e-6))))) else {
+        let Some(p) = nearest.or_else(|| doc.pairs.iter().min_by(|a, b| closeness(a.margin_mm, a.sigma_mm).total_cmp(&closeness(b.margin_mm, b.sigma_mm)))) else {
             anyhow::bail!("no pair to draw evidence for");
         };
         let find = |id: &str| outlines.iter().find(|(i, _)| i == id).map(|(_, o)| o.clone()).unwrap_or_default();
@@ -811,11 +842,12 @@ fn cmd_eval(args: &EvalArgs) -> Result<()> {
     let cases = winkeye::eval::cases(&args.dir)?;
     let bar = progress_bar(cases.len() as u64, "{bar:30} {pos}/{len} frames, {per_sec}, {eta} left");
     if args.what == "umpire" {
-        let results = winkeye::eval::umpire::evaluate(&cases, Ruleset::Etwa2012, &mut |n| bar.set_position(n as u64));
+        let (results, lines) = winkeye::eval::umpire::evaluate(&cases, Ruleset::Etwa2012, &mut |n| bar.set_position(n as u64));
         bar.finish_and_clear();
-        to_stdout(&format!("{}\n", winkeye::eval::umpire::table(&results)))?;
+        let line_table = if lines.is_empty() { String::new() } else { format!("\n{}", winkeye::eval::umpire::line_table(&lines)) };
+        to_stdout(&format!("{}{line_table}\n", winkeye::eval::umpire::table(&results)))?;
         if let Some(out) = &args.json {
-            write_document(out, &results)?;
+            write_document(out, &serde_json::json!({"pairs": results, "lines": lines}))?;
         }
         return Ok(());
     }

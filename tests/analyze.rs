@@ -712,3 +712,57 @@ fn analyze_reads_unplayed_winks_against_baselines_painted_off_their_place() -> T
     }
     Ok(())
 }
+
+/// Winks at the line (rule 13): the umpire measures how far each one's edge lies inside the field
+/// of play or beyond it, with its sigma, and calls it in or off only when that decides it; `--near`
+/// a wink at the line puts its call first and draws its evidence.
+#[test]
+fn umpire_calls_winks_at_the_line_in_or_off() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let (code, err) = run(winkeye().args(["synth", "--kind", "near-line", "--seed", "9503", "--out"]).arg(dir.path()));
+    assert_eq!(code, 0, "{err}");
+    let frame = dir.path().join("nearline-09503.jpg");
+    let truth: Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("nearline-09503.json"))?)?;
+    let out = dir.path().join("u.json");
+    let (code, err) = run(winkeye().arg("umpire").arg(&frame).arg("--json").arg(&out));
+    assert_eq!(code, 0, "{err}");
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&out)?)?;
+    let lines = doc["lines"].as_array().ok_or("lines")?;
+    let field = winkeye::rules::Ruleset::Etwa2012.spec().mat.field_of_play();
+    let mut checked = 0;
+    for t in truth["winks"].as_array().ok_or("winks")?.iter().filter(|w| w["state"] == "in_play" || w["state"] == "off") {
+        let (Some((x, y)), Some(d)) = (px(&t["centre_mm"]), t["diameter_mm"].as_f64()) else { continue };
+        let true_inside = field.inside_distance(winkeye::geometry::MatPoint::new(x, y)) - d / 2.0;
+        if true_inside.abs() > 2.0 {
+            continue;
+        }
+        let at = px(&t["centre_px"]).ok_or("centre_px")?;
+        let near = |l: &&Value| px(&l["wink_px"]).is_some_and(|p| (p.0 - at.0).hypot(p.1 - at.1) < 4.0);
+        let call = lines.iter().find(near).ok_or_else(|| format!("no call on the wink {true_inside:.2} mm from the line at {at:?}"))?;
+        let (m, s) = (call["inside_mm"].as_f64().ok_or("inside_mm")?, call["sigma_mm"].as_f64().ok_or("sigma_mm")?);
+        let verdict = call["verdict"].as_str().ok_or("verdict")?;
+        // The stated rule, and a verdict given is right.
+        let by_rule = if m > 2.0 * s { "in" } else if -m > 2.0 * s { "off" } else { "too_close_to_call" };
+        assert_eq!(verdict, by_rule, "{call}");
+        if verdict != "too_close_to_call" {
+            assert_eq!(verdict == "in", true_inside >= 0.0, "{call}, truly {true_inside:.2} mm inside");
+        }
+        // One call is checked against 3 sigma (the eval's 2-sigma figure is a rate over many).
+        assert!((m - true_inside).abs() <= 3.0 * s, "{call}, truly {true_inside:.2} mm inside");
+        assert!(call["line"] == "mat_edge" || call["line"] == "baseline", "{call}");
+        checked += 1;
+    }
+    assert!(checked >= 4, "{checked} winks at the line");
+    assert!(err.contains("mm inside the") || err.contains("mm over the"), "{err}");
+    // Near one of them: its call comes first, and the evidence shows it.
+    let first = &lines[0];
+    let (x, y) = px(&first["wink_px"]).ok_or("wink_px")?;
+    let ev = dir.path().join("line.png");
+    let near = winkeye().arg("umpire").arg(&frame).args(["--near", &format!("{x:.0},{y:.0}"), "--json", "-", "--evidence"]).arg(&ev).output()?;
+    assert!(near.status.success(), "{}", String::from_utf8_lossy(&near.stderr));
+    let doc: Value = serde_json::from_slice(&near.stdout)?;
+    assert_eq!(doc["lines"][0]["wink"], first["wink"]);
+    let picture = image::open(&ev)?;
+    assert!(picture.width() >= 300 && picture.height() > picture.width() / 2, "{}x{}", picture.width(), picture.height());
+    Ok(())
+}

@@ -357,12 +357,14 @@ fn a_squop_given_little_confidence_is_flagged_as_not_sure_with_where_to_look_aga
 fn a_wink_measured_at_the_line_is_flagged_as_a_close_call_and_a_typed_one_is_not() -> TestResult {
     let mut p = sample("f1.json")?;
     let half_width = winkeye::geometry::MatSpec::STANDARD.width_mm / 2.0;
-    // Three winks in play by the long edge: 0.4 mm inside it, 0.3 mm over it, 3 mm inside it.
+    // Three winks in play by the long edge: a real wink's edge (3% under the nominal size the
+    // measured position lists) 0.2 mm inside it, 0.3 mm over it, 3 mm inside it.
     let ids: Vec<String> = p.winks.iter().filter(|w| w.state == WinkState::InPlay).take(3).map(|w| w.id.clone()).collect();
-    for (k, (id, inside)) in ids.iter().zip([0.4, -0.3, 3.0]).enumerate() {
+    for (k, (id, inside)) in ids.iter().zip([0.2, -0.3, 3.0]).enumerate() {
         let w = p.winks.iter_mut().find(|w| &w.id == id).ok_or("wink")?;
-        let r = w.radius_mm(&NominalDiameters::STANDARD);
+        let r = winkeye::geometry::REAL_DIAMETER_SHARE * w.radius_mm(&NominalDiameters::STANDARD);
         w.centre_mm = Some(MatPoint::new(-200.0 + 150.0 * k as f64, half_width - r - inside));
+        w.centre_px = Some(winkeye::geometry::PixelPoint::new(300.0 + 100.0 * k as f64, 40.0));
     }
     p.squops.retain(|s| !ids.contains(&s.upper) && !ids.contains(&s.lower));
     let near = |out: &Position| -> Vec<(String, f64, String)> {
@@ -371,16 +373,23 @@ fn a_wink_measured_at_the_line_is_flagged_as_a_close_call_and_a_typed_one_is_not
             _ => None,
         }).collect()
     };
-    // Typed in (no calibration): the position is exact, nothing to say.
-    assert!(near(&apply(&p, Ruleset::Etwa2012)?).is_empty());
+    // Typed in (no calibration): the position is exact, nothing to say; the diameters listed are
+    // the winks', so the first, 0.2 mm inside as a real wink, crosses the line at its nominal size.
+    let typed = apply(&p, Ruleset::Etwa2012)?;
+    assert!(near(&typed).is_empty());
+    assert!(typed.flags.iter().any(|f| f.detail.kind() == "off" && f.winks == [ids[0].clone()]));
     // Measured from a frame: the two within a millimetre of the line are close calls.
     p.calibration = Some(serde_json::from_value(serde_json::json!({"rms_px": 0.1}))?);
     let out = apply(&p, Ruleset::Etwa2012)?;
     let got = near(&out);
     assert_eq!(got.len(), 2, "{got:?}");
     assert_eq!((got[0].0.as_str(), got[1].0.as_str()), (ids[0].as_str(), ids[1].as_str()));
-    assert!((got[0].1 - 0.4).abs() < 1e-9 && (got[1].1 + 0.3).abs() < 1e-9, "{got:?}");
-    assert!(got[0].2.contains("lies 0.4 mm inside the field of play: whether it is off is a close call"), "{}", got[0].2);
+    assert!((got[0].1 - 0.2).abs() < 1e-9 && (got[1].1 + 0.3).abs() < 1e-9, "{got:?}");
+    assert!(got[0].2.contains("lies 0.2 mm inside the field of play: whether it is off is a close call"), "{}", got[0].2);
+    // Where to look again: the umpire at the wink, which calls it in or off.
+    assert!(got[0].2.ends_with("look again, e.g. winkeye umpire IMAGE --near 300,40"), "{}", got[0].2);
+    // Measured, the first is in play: only the one over the line is off.
+    assert!(!out.flags.iter().any(|f| f.detail.kind() == "off" && f.winks == [ids[0].clone()]));
     assert!(got[1].2.contains("crosses the field of play's boundary by 0.3 mm"), "{}", got[1].2);
     // The one over the line is off all the same (13), with its replacement spot.
     assert!(out.flags.iter().any(|f| f.detail.kind() == "off" && f.winks == [ids[1].clone()]));

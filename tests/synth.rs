@@ -83,9 +83,39 @@ fn every_kind_renders_with_consistent_truth() {
                 let close = t.squops.iter().filter(|s| s.margin_mm.unwrap_or(9.0) <= 2.0).count();
                 assert!(close >= 1, "a near-miss overlap");
             }
-            Kind::Midgame | Kind::Chessboard => {}
+            Kind::Midgame | Kind::Chessboard | Kind::NearLine => {}
         }
     }
+}
+
+/// `near-line` scenes put 4–6 winks flat with their edges within 2 mm of the field of play's
+/// boundary, inside it or beyond, and the truth's states follow (13: off when any part is beyond).
+#[test]
+fn near_line_scenes_put_winks_at_the_boundary_either_side() {
+    let field = Ruleset::Etwa2012.spec().mat.field_of_play();
+    let (mut inside, mut beyond) = (0, 0);
+    for seed in 1..=4 {
+        let s = render(&StillOptions { width: 480, height: 270, ..opts(Kind::NearLine, seed, false) });
+        let t = &s.truth;
+        assert_eq!(t.winks.len(), 24);
+        let at_line: Vec<(f64, WinkState)> = t
+            .winks
+            .iter()
+            .filter(|w| matches!(w.state, WinkState::InPlay | WinkState::Off))
+            .filter_map(|w| Some((field.inside_distance(w.centre_mm?) - w.diameter_mm? / 2.0, w.state)))
+            .filter(|(d, _)| d.abs() <= 2.0)
+            .collect();
+        assert!(at_line.len() >= 4, "seed {seed}: {at_line:?}");
+        for (d, state) in at_line {
+            assert_eq!(state, if d >= 0.0 { WinkState::InPlay } else { WinkState::Off }, "seed {seed}: {d}");
+            if d >= 0.0 {
+                inside += 1;
+            } else {
+                beyond += 1;
+            }
+        }
+    }
+    assert!(inside >= 4 && beyond >= 4, "{inside} inside, {beyond} beyond");
 }
 
 #[test]

@@ -508,7 +508,9 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
         let home = crate::geometry::Corner::ALL[colour_home(f.colour)];
         f.state = if baselines.iter().any(|b| b.corner == home && b.holds_disc(c, r - UNPLAYED_TOLERANCE_MM)) && f.level == 0 && outline.contains_disc(c, r) {
             WinkState::Unplayed
-        } else if !field.contains_disc(c, r) {
+        } else if !field.contains_disc(c, REAL_DIAMETER_SHARE * r) {
+            // Off when any part of the real wink, a few per cent under its nominal size, is
+            // beyond the boundary (13).
             WinkState::Off
         } else {
             WinkState::InPlay

@@ -11,7 +11,7 @@ use crate::capture::load_image;
 use crate::geometry::PixelPoint;
 use crate::report::position::{Position, WinkState};
 use crate::rules::Ruleset;
-use crate::umpire::{call_on_views, closeup, overhead, Budget, Closeup, Pair};
+use crate::umpire::{call_on_views, closeup, line_calls, overhead, Budget, Closeup, LineCall, Pair};
 
 /// One matched pair.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -48,6 +48,85 @@ pub struct PairResult {
     pub photos: usize,
 }
 
+/// One wink of an overhead frame within 3 mm of the field of play's boundary, by the truth, and
+/// the umpire's call on it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct LineResult {
+    /// The image.
+    pub image: String,
+    /// How far the wink's footprint edge truly lies inside the field of play (< 0: beyond), mm.
+    pub true_mm: f64,
+    /// The call's distance, mm; `None` where no call was made on the wink (not found, or
+    /// measured 3 mm or more from the line).
+    pub inside_mm: Option<f64>,
+    /// Its sigma, mm.
+    pub sigma_mm: Option<f64>,
+    /// `in`, `off` or `too_close_to_call`; `None` where no call was made.
+    pub verdict: Option<String>,
+    /// Whether the verdict, when given, is right.
+    pub right: Option<bool>,
+    /// `mat_edge` or `baseline`, by the truth.
+    pub line: &'static str,
+}
+
+/// Every wink of the truth in play or off whose footprint's edge lies within
+/// [`crate::umpire::REPORT_GAP_MM`] of the field of play's boundary (the baselines where the
+/// truth says they are painted): its image centre, how far inside (mm) and which line.
+fn truth_lines(truth: &Position, ruleset: Ruleset) -> Vec<(PixelPoint, f64, &'static str)> {
+    let spec = ruleset.spec();
+    let painted = truth.calibration.as_ref().and_then(|c| c.baselines_found_mm).map_or([0.0; 4], |o| o.map(|v| v.unwrap_or(0.0)));
+    let mat = spec.mat.with_painted(painted);
+    let field = if spec.baselines_bound_field { mat.field_of_play() } else { mat.outline() };
+    let outline = mat.outline();
+    truth
+        .winks
+        .iter()
+        .filter(|w| matches!(w.state, WinkState::InPlay | WinkState::Off) && w.level == Some(0))
+        .filter_map(|w| {
+            let (px, c, d) = (w.centre_px?, w.centre_mm?, w.diameter_mm?);
+            let to_line = field.inside_distance(c);
+            let inside = to_line - d / 2.0;
+            let line = if (outline.inside_distance(c) - to_line).abs() < 1e-6 { "mat_edge" } else { "baseline" };
+            (inside.abs() < crate::umpire::REPORT_GAP_MM).then_some((px, inside, line))
+        })
+        .collect()
+}
+
+/// Matches one frame's line calls to its truth's winks at the line and scores them.
+fn score_lines(name: &str, calls: &[LineCall], truth: &Position, ruleset: Ruleset, out: &mut Vec<LineResult>) {
+    for (px, true_mm, line) in truth_lines(truth, ruleset) {
+        let call = calls.iter().find(|c| PixelPoint::new(c.wink_px[0], c.wink_px[1]).distance(px) < 4.0);
+        let right = call.and_then(|c| match c.verdict.as_str() {
+            "in" => Some(true_mm >= 0.0),
+            "off" => Some(true_mm < 0.0),
+            _ => None,
+        });
+        out.push(LineResult { image: name.to_string(), true_mm, inside_mm: call.map(|c| c.inside_mm), sigma_mm: call.map(|c| c.sigma_mm), verdict: call.map(|c| c.verdict.clone()), right, line });
+    }
+}
+
+/// The line calls' figures as a Markdown table: every wink whose edge truly lies within 2 mm of
+/// the boundary.
+pub fn line_table(r: &[LineResult]) -> String {
+    let v: Vec<&LineResult> = r.iter().filter(|l| l.true_mm.abs() <= 2.0).collect();
+    let called: Vec<(&LineResult, f64, f64, &str)> = v.iter().filter_map(|l| Some((*l, l.inside_mm?, l.sigma_mm?, l.verdict.as_deref()?))).collect();
+    let mut out = String::from("| line calls (rule 13), winks whose edge lies within 2 mm of the boundary | overhead |\n|---|---|\n");
+    out.push_str(&format!("| winks / called (found, measured within 3 mm) | {} / {} |\n", v.len(), called.len()));
+    out.push_str(&format!("| verdicts right when given | {} |\n", pct(v.iter().filter(|l| l.right == Some(true)).count(), v.iter().filter(|l| l.right.is_some()).count())));
+    out.push_str(&format!("| |true − measured| ≤ 2 sigma | {} |\n", pct(called.iter().filter(|c| (c.0.true_mm - c.1).abs() <= 2.0 * c.2).count(), called.len())));
+    for lo in [0.5, 1.0, 1.5] {
+        let s: Vec<_> = called.iter().filter(|c| c.0.true_mm.abs() >= lo).collect();
+        out.push_str(&format!("| too close to call, |distance| ≥ {lo} mm | {} |\n", pct(s.iter().filter(|c| c.3 == "too_close_to_call").count(), s.len())));
+    }
+    let mut e: Vec<f64> = called.iter().map(|c| (c.0.true_mm - c.1).abs()).collect();
+    let err = if e.is_empty() { "–".to_string() } else { format!("{:.3} / {:.3}", super::quantile(&mut e, 0.5), super::quantile(&mut e, 0.95)) };
+    out.push_str(&format!("| |true − measured|, median / 95th pct (mm) | {err} |\n"));
+    let mut s: Vec<f64> = called.iter().map(|c| c.2).collect();
+    let sig = if s.is_empty() { "–".to_string() } else { format!("{:.2}", super::quantile(&mut s, 0.5)) };
+    out.push_str(&format!("| median sigma (mm) | {sig} |\n"));
+    out
+}
+
 /// A close-up that is another view of one beside it (`<stem>-v<N>`): its photo's file stem.
 fn view_of(stem: &str) -> Option<&str> {
     let (base, n) = stem.rsplit_once("-v")?;
@@ -77,8 +156,9 @@ fn truth_pairs(truth: &Position) -> Vec<(PixelPoint, PixelPoint, f64, Option<boo
 /// Runs the umpire on every case (close-ups by their truth's kind) and matches the pairs. A
 /// close-up with other views of it beside it (`<stem>-vN`) is also called on all its photos (the
 /// views are not scored on their own).
-pub fn evaluate(cases: &[Case], ruleset: Ruleset, progress: &mut dyn FnMut(usize)) -> Vec<PairResult> {
+pub fn evaluate(cases: &[Case], ruleset: Ruleset, progress: &mut dyn FnMut(usize)) -> (Vec<PairResult>, Vec<LineResult>) {
     let mut out = Vec::new();
+    let mut lines = Vec::new();
     let nominal = ruleset.spec().winks;
     let stem = |c: &Case| c.image.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     for (k, case) in cases.iter().enumerate() {
@@ -89,6 +169,7 @@ pub fn evaluate(cases: &[Case], ruleset: Ruleset, progress: &mut dyn FnMut(usize
             continue;
         }
         let Ok(frame) = load_image(&case.image) else { continue };
+        let name = case.image.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let mut calls: Vec<(Vec<Pair>, usize)> = Vec::new();
         if is_close {
             let Ok(found) = closeup(&frame, &nominal, None, None) else { continue };
@@ -103,16 +184,19 @@ pub fn evaluate(cases: &[Case], ruleset: Ruleset, progress: &mut dyn FnMut(usize
             calls.push((found.pairs, 1));
         } else {
             match analyze_frame(&frame, &AnalyzeOptions::new(ruleset)) {
-                Ok(a) => calls.push((overhead(&a, None), 1)),
+                Ok(a) => {
+                    calls.push((overhead(&a, None), 1));
+                    let called: Vec<LineCall> = line_calls(&a, None).into_iter().map(|(_, l)| l).collect();
+                    score_lines(&name, &called, &case.truth, ruleset, &mut lines);
+                }
                 Err(_) => continue,
             }
         }
-        let name = case.image.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         for (pairs, photos) in &calls {
             score(&name, is_close, *photos, pairs, &case.truth, &mut out);
         }
     }
-    out
+    (out, lines)
 }
 
 /// Matches one photo's calls to its truth's pairs and scores them.
@@ -238,6 +322,37 @@ pub fn table(r: &[PairResult]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn line_calls_are_scored_on_the_winks_truly_within_two_mm_of_the_line() {
+        let line = |true_mm: f64, call: Option<(f64, f64, &str)>| LineResult {
+            image: "f.jpg".into(),
+            true_mm,
+            inside_mm: call.map(|c| c.0),
+            sigma_mm: call.map(|c| c.1),
+            verdict: call.map(|c| c.2.to_string()),
+            right: call.and_then(|c| match c.2 {
+                "in" => Some(true_mm >= 0.0),
+                "off" => Some(true_mm < 0.0),
+                _ => None,
+            }),
+            line: "mat_edge",
+        };
+        let r = [
+            line(1.2, Some((1.1, 0.3, "in"))),
+            line(-0.6, Some((0.1, 0.3, "too_close_to_call"))),
+            line(-1.6, Some((-1.3, 0.3, "off"))),
+            line(0.3, None),
+            line(2.5, Some((2.4, 0.3, "in"))), // beyond 2 mm: not counted
+        ];
+        let t = line_table(&r);
+        assert!(t.contains("| winks / called (found, measured within 3 mm) | 4 / 3 |"), "{t}");
+        assert!(t.contains("| verdicts right when given | 100.0% (2/2) |"), "{t}");
+        // 0.7 mm out of 0.6 for the too-close one.
+        assert!(t.contains("| |true − measured| ≤ 2 sigma | 66.7% (2/3) |"), "{t}");
+        assert!(t.contains("| too close to call, |distance| ≥ 0.5 mm | 33.3% (1/3) |"), "{t}");
+        assert!(t.contains("| too close to call, |distance| ≥ 1.5 mm | 0.0% (0/1) |"), "{t}");
+    }
 
     fn pair(true_mm: f64, margin_mm: f64, sigma_mm: f64, verdict: &str) -> PairResult {
         PairResult { image: "x.jpg".into(), closeup: true, true_mm, true_upper_is_a: (true_mm > 0.0).then_some(true), margin_mm, sigma_mm, sigma_parts: Default::default(), verdict: verdict.into(), right: None, upper_confidence: None, upper_evidence: None, felt_between: None, px_per_mm: None, photos: 1 }

@@ -1,7 +1,7 @@
 //! The rules engine's view of a position: every wink of every colour (six each, the unlisted
 //! ones accounted for by reasoning), who squops whom, and the piles.
 
-use crate::geometry::MatPoint;
+use crate::geometry::{MatPoint, REAL_DIAMETER_SHARE};
 use crate::report::position::{Colour, NominalDiameters, Position, StateCounts, WinkSize, WinkState};
 use std::collections::{BTreeMap, HashMap};
 
@@ -16,6 +16,11 @@ pub struct Piece {
     pub size: Option<WinkSize>,
     /// Footprint radius, in mm.
     pub radius_mm: f64,
+    /// How far its footprint's edge reaches from its centre, mm, to decide whether it crosses a
+    /// line (13): the radius listed, or where a position measured from a frame lists the nominal
+    /// diameter (the frame did not measure the wink's own), a real wink's, [`REAL_DIAMETER_SHARE`]
+    /// of it.
+    pub edge_mm: f64,
     /// Footprint centre, in mm, when known.
     pub centre: Option<MatPoint>,
     /// Where it left the playing volume, when known.
@@ -71,6 +76,7 @@ impl Board {
     /// hidden-under ones it infers. Unlisted winks counted `in_play` are taken to be hidden under
     /// another wink, so squopped.
     pub fn new(position: &Position, nominal: &NominalDiameters) -> Board {
+        let measured = position.calibration.is_some();
         let mut pieces: Vec<Piece> = position
             .winks
             .iter()
@@ -79,6 +85,7 @@ impl Board {
                 colour: w.colour,
                 size: Some(w.size),
                 radius_mm: w.radius_mm(nominal),
+                edge_mm: w.radius_mm(nominal) * if measured && w.diameter_mm.is_none_or(|d| (d - nominal.of(w.size)).abs() < 1e-6) { REAL_DIAMETER_SHARE } else { 1.0 },
                 centre: w.centre_mm,
                 left: w.left_mm,
                 state: w.state,
@@ -178,6 +185,7 @@ fn account_for_unlisted(pieces: &mut Vec<Piece>, counts: Option<&BTreeMap<Colour
                     colour,
                     size: None,
                     radius_mm: nominal.small_mm / 2.0,
+                    edge_mm: nominal.small_mm / 2.0,
                     centre: None,
                     left: None,
                     state,

@@ -7,7 +7,7 @@ use super::ruleset::{OffRule, Ruleset, RulesetSpec, ScoringRule};
 use super::score::score;
 use super::squidge_off::{is_squidge_off, squidge_off};
 use super::squop_up::{squop_up_turns, squopped_up};
-use crate::geometry::{ConvexPolygon, MatPoint, Segment};
+use crate::geometry::{ConvexPolygon, MatPoint, PixelPoint, Segment};
 use crate::report::position::{Colour, Flag, FlagDetail, Move, Partnership, Position, PositionError, WinkState};
 
 /// Applies `ruleset` to `position`: validates it, then returns it with `ruleset`, `counts`, `piles`,
@@ -37,7 +37,7 @@ pub fn apply(position: &Position, ruleset: Ruleset) -> Result<Position, Position
     }
     flags.extend(under_pot_flag(&board, spec));
     if position.calibration.is_some() {
-        flags.extend(near_line_flags(&board, spec, &field));
+        flags.extend(near_line_flags(position, &board, spec, &field));
     }
 
     let (pot_outs, order_flags) = pot_out_order(&board, position, spec);
@@ -125,7 +125,7 @@ fn mark_crossing_winks(board: &mut Board, field: &ConvexPolygon) -> Vec<usize> {
     let mut crossing = Vec::new();
     for (i, p) in board.pieces.iter_mut().enumerate() {
         if let (WinkState::InPlay, Some(c)) = (p.state, p.centre) {
-            if !field.contains_disc(c, p.radius_mm) {
+            if !field.contains_disc(c, p.edge_mm) {
                 p.state = WinkState::Off;
                 crossing.push(i);
             }
@@ -166,7 +166,7 @@ fn squop_flags(position: &Position, board: &Board, spec: &RulesetSpec) -> Vec<Fl
         let unsure = confidence.is_some_and(|c| c < SURE_SQUOP);
         let mut text = format!("{} squops {}{by}", describe(upper), describe(lower));
         if let (true, Some(c)) = (unsure, confidence) {
-            text.push_str(&format!(", not sure (confidence {c:.2}): {}", second_look(position, &upper.id, &lower.id)));
+            text.push_str(&format!(", not sure (confidence {c:.2}): {}", second_look(position, &[&upper.id, &lower.id])));
         }
         flags.push(flag(spec.refs.squop, FlagDetail::Squop { margin_mm: margin, confidence, unsure }, vec![upper.id.clone(), lower.id.clone()], text));
     }
@@ -251,13 +251,14 @@ fn off_flags(board: &Board, spec: &RulesetSpec, field: &ConvexPolygon, crossing:
     flags
 }
 
-/// Where to look again at winks `a` and `b`: the umpire's command at the middle of the two in the
-/// frame (the image named when the document has its path; a video's frame named as one, the
-/// umpire reading an image saved from it).
-fn second_look(position: &Position, a: &str, b: &str) -> String {
-    let px = |id: &str| position.winks.iter().find(|w| w.id == id).and_then(|w| w.centre_px);
-    let (Some(pa), Some(pb)) = (px(a), px(b)) else { return "look again".to_string() };
-    let (x, y) = ((pa.x + pb.x) / 2.0, (pa.y + pb.y) / 2.0);
+/// Where to look again at some winks (a squop's two, or one at the line): the umpire's command at
+/// their middle in the frame (the image named when the document has its path; a video's frame
+/// named as one, the umpire reading an image saved from it).
+fn second_look(position: &Position, ids: &[&str]) -> String {
+    let px: Option<Vec<PixelPoint>> = ids.iter().map(|&id| position.winks.iter().find(|w| w.id == id).and_then(|w| w.centre_px)).collect();
+    let Some(px) = px.filter(|p| !p.is_empty()) else { return "look again".to_string() };
+    let n = px.len() as f64;
+    let (x, y) = (px.iter().map(|p| p.x).sum::<f64>() / n, px.iter().map(|p| p.y).sum::<f64>() / n);
     let source = position.source.as_ref();
     let path = source.and_then(|s| s.path.as_deref()).map(|p| if p.contains(char::is_whitespace) { format!("\"{p}\"") } else { p.to_string() });
     match source.and_then(|s| s.frame) {
@@ -274,17 +275,18 @@ fn second_look(position: &Position, a: &str, b: &str) -> String {
 /// 0.58–0.63 mm for winks seen whole (`winkeye eval DIR --what detection`).
 pub const CLOSE_LINE_MM: f64 = 1.0;
 
-/// Winks in play or off whose footprint's edge lies within [`CLOSE_LINE_MM`] of the boundary.
-fn near_line_flags(board: &Board, spec: &RulesetSpec, field: &ConvexPolygon) -> Vec<Flag> {
+/// Winks in play or off whose footprint's edge ([`Piece::edge_mm`]) lies within
+/// [`CLOSE_LINE_MM`] of the boundary.
+fn near_line_flags(position: &Position, board: &Board, spec: &RulesetSpec, field: &ConvexPolygon) -> Vec<Flag> {
     let mut flags = Vec::new();
     for p in board.pieces.iter().filter(|p| p.listed && matches!(p.state, WinkState::InPlay | WinkState::Off)) {
         let Some(c) = p.centre else { continue };
-        let inside = field.inside_distance(c) - p.radius_mm;
+        let inside = field.inside_distance(c) - p.edge_mm;
         if inside.abs() >= CLOSE_LINE_MM {
             continue;
         }
         let lies = if inside >= 0.0 { format!("lies {inside:.1} mm inside the field of play") } else { format!("crosses the field of play's boundary by {:.1} mm", -inside) };
-        let text = format!("{} {lies}: whether it is off is a close call, within the measurement's reach of {CLOSE_LINE_MM:.0} mm; look again", describe(p));
+        let text = format!("{} {lies}: whether it is off is a close call, within the measurement's reach of {CLOSE_LINE_MM:.0} mm; {}", describe(p), second_look(position, &[&p.id]));
         flags.push(flag(spec.refs.off, FlagDetail::NearLine { inside_mm: crate::report::round3(inside) }, vec![p.id.clone()], text));
     }
     flags

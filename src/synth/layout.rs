@@ -2,7 +2,7 @@
 //! winks below them), the mat's and table's look, the pot, squidgers, hands and the lamp.
 
 use super::scene::{Disc, Hand, Light, Material, MatLook, PotBody, Rgb3, Scene, WinkBody};
-use crate::geometry::{MatPoint, MatSpec};
+use crate::geometry::{ConvexPolygon, MatPoint, MatSpec};
 use crate::report::position::{Colour, WinkSize, WinkState};
 use crate::rules::RulesetSpec;
 use nalgebra::{Point3, Vector3};
@@ -29,7 +29,13 @@ pub enum Kind {
     PotOut,
     /// A printed 9 × 6 chessboard (25 mm squares) held up to the camera, for lens calibration.
     Chessboard,
+    /// Like midgame, with several winks lying flat whose edges are within 2 mm of the field of
+    /// play's boundary, inside or beyond it (a mat's edge or a baseline): rule 13's close calls.
+    NearLine,
 }
+
+/// `near-line` scenes: a wink's edge lies up to this far inside or beyond the boundary, mm.
+pub const LINE_REACH_MM: f64 = 2.0;
 
 /// Whether a hand is over the mat.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -337,6 +343,32 @@ impl<'a> Placer<'a> {
         self.push(colour, size, d, WinkState::Potted, 0);
     }
 
+    /// A wink lying flat with its edge `edge_mm` inside the boundary of `field` (beyond it when
+    /// negative), on one of its edges away from the corners, clear of every other wink by 10 mm.
+    /// False when no such place was free.
+    fn at_line(&mut self, colour: Colour, size: WinkSize, field: &ConvexPolygon, edge_mm: f64) -> bool {
+        let edges: Vec<crate::geometry::Segment> = field.edges().collect();
+        // Its true radius first, so that the distance to the line is exact.
+        let mut d = self.body(colour, size);
+        for _ in 0..PLACEMENT_TRIES {
+            let e = edges[self.rng.random_range(0..edges.len())];
+            let along = e.b - e.a;
+            let len = along.norm();
+            // Inward normal of a counter-clockwise edge: its direction turned left.
+            let inward = MatPoint::new(-along.y / len, along.x / len);
+            let t = self.rng.random_range(0.15..0.85);
+            let c = e.a + along * t + inward * (d.radius_mm + edge_mm);
+            let on_mat = self.spec.outline().contains_disc(c, 0.0);
+            if on_mat && c.norm() > 120.0 && self.clear(c, d.radius_mm, 10.0, &[]) {
+                d.centre = Point3::new(c.x, c.y, d.thickness_mm / 2.0);
+                let state = if edge_mm >= 0.0 { WinkState::InPlay } else { WinkState::Off };
+                self.push(colour, size, d, state, 0);
+                return true;
+            }
+        }
+        false
+    }
+
     /// A wink off the field of play: over the mat's edge, or on the table beside it.
     pub fn off(&mut self, colour: Colour, size: WinkSize, table_z: f64) {
         let r = match size {
@@ -382,7 +414,7 @@ pub fn populate(rng: &mut Pcg64, scene: &mut Scene, spec: &RulesetSpec, kind: Ki
                 }
             }
         }
-        Kind::Midgame | Kind::NearMiss | Kind::PotOut => {
+        Kind::Midgame | Kind::NearMiss | Kind::PotOut | Kind::NearLine => {
             let out_colour = (kind == Kind::PotOut).then(|| Colour::ALL[p.rng.random_range(0..4)]);
             let mut pool: Vec<(Colour, WinkSize)> = Vec::new();
             for s in &mut sets {
@@ -404,6 +436,16 @@ pub fn populate(rng: &mut Pcg64, scene: &mut Scene, spec: &RulesetSpec, kind: Ki
             if p.rng.random_bool(0.3) {
                 if let Some((c, size)) = pool.pop() {
                     p.off(c, size, table_z);
+                }
+            }
+            if kind == Kind::NearLine {
+                let field = if spec.baselines_bound_field { spec.mat.field_of_play() } else { spec.mat.outline() };
+                for _ in 0..p.rng.random_range(4..=6) {
+                    let Some((c, size)) = pool.pop() else { break };
+                    let edge = p.rng.random_range(-LINE_REACH_MM..LINE_REACH_MM);
+                    if !p.at_line(c, size, &field, edge) {
+                        pool.push((c, size));
+                    }
                 }
             }
             let near_pairs = if kind == Kind::NearMiss { p.rng.random_range(3..=5) } else { p.rng.random_range(0..=1) };

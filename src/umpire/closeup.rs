@@ -294,7 +294,7 @@ pub fn closeup(
             pairs.push((how_near, pair));
         }
     }
-    Ok(Closeup { pairs: nearest_first(pairs), mm_per_px, winks, sizes, plane })
+    Ok(Closeup { pairs: nearest_first(pairs).into_iter().map(|(_, p)| p).collect(), mm_per_px, winks, sizes, plane })
 }
 
 /// What a close-up found.

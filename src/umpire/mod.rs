@@ -28,9 +28,11 @@
 
 mod boundary;
 mod closeup;
+mod line;
 mod view;
 mod views;
 
+pub use line::{line_calls, LineCall, BASELINE_SIGMA_MM};
 pub use closeup::{close_outline, closeup, CloseWink, Closeup, CloseupError, SizeSource, ASSUMED_SIZE_SHARE, LEANING_MISFIT};
 pub use view::PlaneView;
 pub use views::{call_on_views, combine_views, match_winks, on_plane, Placed, MATCH_MM};
@@ -107,6 +109,10 @@ pub struct UmpireDoc {
     pub scale: Scale,
     /// The pairs.
     pub pairs: Vec<Pair>,
+    /// Overhead frames: winks whose edge lies within [`REPORT_GAP_MM`] of the field of play's
+    /// boundary, each called in or off (rule 13).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lines: Vec<LineCall>,
 }
 
 /// The image examined.
@@ -255,7 +261,7 @@ impl Pair {
 pub struct SigmaPart {
     /// What it is: `outline_fit`, `edge_bias`, `real_diameters`, `tilt`, `calibration`,
     /// `wink_size`, `plane_misfit`, `wall`, `raised_rim`, `upper_unknown`, `scale`, `roundness`,
-    /// `assumed_size`.
+    /// `assumed_size`; line calls also `real_diameter` (one wink's) and `baseline`.
     pub source: &'static str,
     /// Its standard deviation, mm.
     pub mm: f64,
@@ -278,6 +284,8 @@ impl SigmaPart {
             "scale" => "the scale",
             "roundness" => "the rims' roundness",
             "assumed_size" => "the winks' size, assumed",
+            "baseline" => "the baseline's place as painted",
+            "real_diameter" => "the wink's true diameter",
             other => other,
         }
     }
@@ -447,6 +455,11 @@ pub const PICTURE_BIAS_PX: f64 = 0.14;
 
 /// Overhead: every pair of seen winks within [`REPORT_GAP_MM`], from a frame's analysis.
 pub fn overhead(analysis: &Analysis, near: Option<PixelPoint>) -> Vec<Pair> {
+    overhead_tagged(analysis, near).into_iter().map(|(_, p)| p).collect()
+}
+
+/// [`overhead`]'s pairs each with its [`Nearness`] to `near`'s pixel, nearest first.
+pub fn overhead_tagged(analysis: &Analysis, near: Option<PixelPoint>) -> Vec<(Option<Nearness>, Pair)> {
     let found = &analysis.detections.found;
     let ppm = analysis.detections.px_per_mm.max(1e-6);
     let cal_sigma = analysis.calibration.rms_px / ppm * 0.5;
@@ -523,15 +536,17 @@ pub fn nearness(p: PixelPoint, a: (PixelPoint, f64), b: (PixelPoint, f64)) -> Ne
     (distance_to_pair(p, a, b), meet_distance(p, a, b))
 }
 
-/// The pairs in order: with `--near`, nearest the pixel first (each tagged with its
-/// [`Nearness`]); else as found.
-pub fn nearest_first(mut pairs: Vec<(Option<Nearness>, Pair)>) -> Vec<Pair> {
-    let key = |n: &Option<Nearness>| n.unwrap_or((0.0, 0.0));
-    pairs.sort_by(|x, y| {
-        let (a, b) = (key(&x.0), key(&y.0));
-        a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1))
-    });
-    pairs.into_iter().map(|(_, p)| p).collect()
+/// Calls in order: with `--near`, nearest the pixel first (each tagged with its [`Nearness`]);
+/// else as found.
+pub fn nearest_first<T>(mut calls: Vec<(Option<Nearness>, T)>) -> Vec<(Option<Nearness>, T)> {
+    calls.sort_by(|x, y| nearer(x.0, y.0));
+    calls
+}
+
+/// Which of two [`Nearness`]es is nearer (none: as near as any).
+pub fn nearer(x: Option<Nearness>, y: Option<Nearness>) -> std::cmp::Ordering {
+    let (a, b) = (x.unwrap_or((0.0, 0.0)), y.unwrap_or((0.0, 0.0)));
+    a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1))
 }
 
 /// An outline in the frame, as a closed polyline.
@@ -554,66 +569,153 @@ pub fn overhead_outline(analysis: &Analysis, id: &str) -> Option<Outline> {
 
 /// The evidence picture's advice is written this large, px.
 const ADVICE_PX: f32 = 17.0;
+/// The evidence picture's margin and verdict are written this large, px.
+const CAPTION_PX: f32 = 20.0;
 
 /// The evidence picture: a zoomed crop round the pair with both fitted outlines, the overlap
 /// filled (or the gap marked), and the margin ± sigma and verdict written under it.
 pub fn evidence(bgr: &Mat, pair: &Pair, a: &Outline, b: &Outline, colours: [Colour; 2]) -> Result<image::RgbImage, opencv::Error> {
     use crate::report::{diagram::wink_rgb, draw};
     use image::Rgb;
-    let frame = crate::synth::effects::from_bgr_mat(bgr).map_err(|e| opencv::Error::new(opencv::core::StsError, e.to_string()))?;
     let all: Vec<PixelPoint> = a.iter().chain(b.iter()).copied().collect();
-    let (mut x0, mut x1) = all.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), p| (l.min(p.x), h.max(p.x)));
-    let (mut y0, mut y1) = all.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), p| (l.min(p.y), h.max(p.y)));
-    let pad = 0.25 * (x1 - x0).max(y1 - y0) + 4.0;
-    x0 = (x0 - pad).max(0.0).floor();
-    y0 = (y0 - pad).max(0.0).floor();
-    x1 = (x1 + pad).min(frame.width() as f64 - 1.0);
-    y1 = (y1 + pad).min(frame.height() as f64 - 1.0);
-    let (cw, ch) = ((x1 - x0).max(4.0) as u32, (y1 - y0).max(4.0) as u32);
-    let zoom = (640.0 / cw.max(ch) as f64).max(1.0);
-    let crop = image::imageops::crop_imm(&frame, x0 as u32, y0 as u32, cw, ch).to_image();
-    let (zw, zh) = ((cw as f64 * zoom) as u32, (ch as f64 * zoom) as u32);
-    let zoomed = image::imageops::resize(&crop, zw, zh, image::imageops::FilterType::Triangle);
-    // The advice, wrapped to the picture's width, in lines under the verdict's two.
-    let advice = pair.advice.as_deref().map_or_else(Vec::new, |a| draw::wrap(a, ADVICE_PX, zw.saturating_sub(20).max(100)));
-    let text_h = 70 + 22 * advice.len() as u32;
-    let mut img = image::RgbImage::from_pixel(zw, zh + text_h, Rgb([20, 20, 20]));
-    image::imageops::replace(&mut img, &zoomed, 0, 0);
-    // Pixel i of the crop (centre at i in the frame's convention) spans [i, i + 1) × zoom.
-    let to_z = |p: PixelPoint| (((p.x - x0 + 0.5) * zoom - 0.5) as f32, ((p.y - y0 + 0.5) * zoom - 0.5) as f32);
+    let mut z = Zoomed::around(bgr, &all, pair.advice.as_deref())?;
     // The overlap, tinted.
-    for y in 0..zh {
-        for x in 0..zw {
-            let (fx, fy) = ((x as f64 + 0.5) / zoom - 0.5 + x0, (y as f64 + 0.5) / zoom - 0.5 + y0);
-            let q = PixelPoint::new(fx, fy);
-            if inside_convex(a, q) && inside_convex(b, q) {
-                let p = img.get_pixel_mut(x, y);
-                *p = Rgb([((p[0] as u16 + 255) / 2) as u8, ((p[1] as u16 + 255) / 2) as u8, ((p[2] as u16 + 255) / 2) as u8]);
-            }
-        }
-    }
+    z.tint(|q| inside_convex(a, q) && inside_convex(b, q), Rgb([255, 255, 255]));
     for (poly, colour) in [(a, colours[0]), (b, colours[1])] {
-        let pts: Vec<(f32, f32)> = poly.iter().map(|&p| to_z(p)).collect();
+        let pts: Vec<(f32, f32)> = poly.iter().map(|&p| z.to_z(p)).collect();
         for k in 0..pts.len() {
-            draw::thick_line(&mut img, pts[k], pts[(k + 1) % pts.len()], 3.0, Rgb([0, 0, 0]));
+            draw::thick_line(&mut z.img, pts[k], pts[(k + 1) % pts.len()], 3.0, Rgb([0, 0, 0]));
         }
         for k in 0..pts.len() {
-            draw::thick_line(&mut img, pts[k], pts[(k + 1) % pts.len()], 1.5, wink_rgb(colour));
+            draw::thick_line(&mut z.img, pts[k], pts[(k + 1) % pts.len()], 1.5, wink_rgb(colour));
         }
     }
     if pair.margin_mm < 0.0 {
-        draw::thick_line(&mut img, to_z(PixelPoint::new(pair.a_px[0], pair.a_px[1])), to_z(PixelPoint::new(pair.b_px[0], pair.b_px[1])), 1.0, Rgb([255, 255, 0]));
+        let (pa, pb) = (z.to_z(PixelPoint::new(pair.a_px[0], pair.a_px[1])), z.to_z(PixelPoint::new(pair.b_px[0], pair.b_px[1])));
+        draw::thick_line(&mut z.img, pa, pb, 1.0, Rgb([255, 255, 0]));
     }
-    let white = Rgb([255, 255, 255]);
     let what = if pair.margin_mm >= 0.0 { "overlap" } else { "gap" };
     let line1 = format!("{} / {}: {what} {:.2} mm ± {:.2} mm (1 sd)", pair.a, pair.b, pair.margin_mm.abs(), pair.sigma_mm);
-    let line2 = format!("verdict: {}", pair.verdict_text());
-    draw::text(&mut img, 10, zh as i32 + 8, 20.0, white, &line1);
-    draw::text(&mut img, 10, zh as i32 + 36, 20.0, white, &line2);
-    for (k, line) in advice.iter().enumerate() {
-        draw::text(&mut img, 10, zh as i32 + 64 + 22 * k as i32, ADVICE_PX, Rgb([255, 220, 120]), line);
+    Ok(z.captioned(&line1, &format!("verdict: {}", pair.verdict_text())))
+}
+
+/// The evidence picture for a call at the line: a zoomed crop round the wink with its fitted
+/// outline, the boundary as found, the part of the wink beyond it tinted (or the distance to it
+/// marked), and the distance ± sigma and the verdict written under it.
+pub fn line_evidence(bgr: &Mat, call: &LineCall, outline: &Outline) -> Result<image::RgbImage, opencv::Error> {
+    use crate::report::{diagram::wink_rgb, draw};
+    use image::Rgb;
+    // The boundary's stretch beside the wink sets the crop with the wink.
+    let reach = 1.5 * outline.iter().map(|q| q.distance(call.rim_px)).fold(0.0, f64::max);
+    let all: Vec<PixelPoint> = outline.iter().chain(call.boundary_px.iter().filter(|p| p.distance(call.rim_px) <= reach)).copied().collect();
+    let mut z = Zoomed::around(bgr, &all, call.advice.as_deref())?;
+    // The part of the wink beyond the line: inside its outline, on the other side of the
+    // boundary's nearest stretch from a point of the field.
+    let beyond = |q: PixelPoint| {
+        let Some(k) = (0..call.boundary_px.len().saturating_sub(1)).min_by(|&i, &j| call.boundary_px[i].distance(q).total_cmp(&call.boundary_px[j].distance(q))) else { return false };
+        let (a, b) = (call.boundary_px[k], call.boundary_px[k + 1]);
+        let side = |p: PixelPoint| (b.x - a.x) * (p.y - a.y) - (b.y - a.y) * (p.x - a.x);
+        side(q) * side(call.field_px) < 0.0
+    };
+    z.tint(|q| inside_convex(outline, q) && beyond(q), Rgb([255, 60, 60]));
+    let pts: Vec<(f32, f32)> = call.boundary_px.iter().map(|&p| z.to_z(p)).collect();
+    for w in pts.windows(2) {
+        draw::thick_line(&mut z.img, w[0], w[1], 3.0, Rgb([0, 0, 0]));
+        draw::thick_line(&mut z.img, w[0], w[1], 1.5, Rgb([255, 255, 255]));
     }
-    Ok(img)
+    let ring: Vec<(f32, f32)> = outline.iter().map(|&p| z.to_z(p)).collect();
+    for k in 0..ring.len() {
+        draw::thick_line(&mut z.img, ring[k], ring[(k + 1) % ring.len()], 3.0, Rgb([0, 0, 0]));
+    }
+    for k in 0..ring.len() {
+        draw::thick_line(&mut z.img, ring[k], ring[(k + 1) % ring.len()], 1.5, wink_rgb(call.colour));
+    }
+    // The rim's point nearest the boundary.
+    let (rx, ry) = z.to_z(call.rim_px);
+    draw::thick_line(&mut z.img, (rx - 5.0, ry), (rx + 5.0, ry), 1.5, Rgb([255, 255, 0]));
+    draw::thick_line(&mut z.img, (rx, ry - 5.0), (rx, ry + 5.0), 1.5, Rgb([255, 255, 0]));
+    let line1 = call.text();
+    let line2 = format!("rule {}: off when any part of it is beyond the field of play's boundary", call.rule);
+    Ok(z.captioned(&line1, &line2))
+}
+
+/// A crop of the frame round some points, zoomed to about 640 px, to draw on and then caption.
+struct Zoomed {
+    /// The picture: the crop, then the text band.
+    img: image::RgbImage,
+    /// The crop's top-left pixel in the frame.
+    x0: f64,
+    /// See `x0`.
+    y0: f64,
+    /// Picture pixels per frame pixel.
+    zoom: f64,
+    /// The crop's size in the picture.
+    zw: u32,
+    /// See `zw`.
+    zh: u32,
+    /// The advice, written under the rest.
+    advice: Option<String>,
+}
+
+impl Zoomed {
+    fn around(bgr: &Mat, pts: &[PixelPoint], advice: Option<&str>) -> Result<Zoomed, opencv::Error> {
+        let frame = crate::synth::effects::from_bgr_mat(bgr).map_err(|e| opencv::Error::new(opencv::core::StsError, e.to_string()))?;
+        let (mut x0, mut x1) = pts.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), p| (l.min(p.x), h.max(p.x)));
+        let (mut y0, mut y1) = pts.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), p| (l.min(p.y), h.max(p.y)));
+        let pad = 0.25 * (x1 - x0).max(y1 - y0) + 4.0;
+        x0 = (x0 - pad).max(0.0).floor();
+        y0 = (y0 - pad).max(0.0).floor();
+        x1 = (x1 + pad).min(frame.width() as f64 - 1.0);
+        y1 = (y1 + pad).min(frame.height() as f64 - 1.0);
+        let (cw, ch) = ((x1 - x0).max(4.0) as u32, (y1 - y0).max(4.0) as u32);
+        let zoom = (640.0 / cw.max(ch) as f64).max(1.0);
+        let crop = image::imageops::crop_imm(&frame, x0 as u32, y0 as u32, cw, ch).to_image();
+        let (zw, zh) = ((cw as f64 * zoom) as u32, (ch as f64 * zoom) as u32);
+        let img = image::imageops::resize(&crop, zw, zh, image::imageops::FilterType::Triangle);
+        Ok(Zoomed { img, x0, y0, zoom, zw, zh, advice: advice.map(str::to_string) })
+    }
+
+    /// A frame point in the picture. Pixel i of the crop (centre at i in the frame's convention)
+    /// spans [i, i + 1) × zoom.
+    fn to_z(&self, p: PixelPoint) -> (f32, f32) {
+        (((p.x - self.x0 + 0.5) * self.zoom - 0.5) as f32, ((p.y - self.y0 + 0.5) * self.zoom - 0.5) as f32)
+    }
+
+    /// Tints halfway to `rgb` the crop's pixels whose frame point `pick` takes.
+    fn tint(&mut self, pick: impl Fn(PixelPoint) -> bool, rgb: image::Rgb<u8>) {
+        for y in 0..self.zh {
+            for x in 0..self.zw {
+                let q = PixelPoint::new((x as f64 + 0.5) / self.zoom - 0.5 + self.x0, (y as f64 + 0.5) / self.zoom - 0.5 + self.y0);
+                if pick(q) {
+                    let p = self.img.get_pixel_mut(x, y);
+                    *p = image::Rgb(std::array::from_fn(|k| ((p[k] as u16 + rgb[k] as u16) / 2) as u8));
+                }
+            }
+        }
+    }
+
+    /// The picture with two lines of text and the advice under the crop, each wrapped to its
+    /// width.
+    fn captioned(self, line1: &str, line2: &str) -> image::RgbImage {
+        use crate::report::draw;
+        let width = self.zw.saturating_sub(20).max(100);
+        let (white, amber) = (image::Rgb([255, 255, 255]), image::Rgb([255, 220, 120]));
+        let mut lines: Vec<(String, f32, image::Rgb<u8>, i32)> = Vec::new();
+        for (text, px, rgb, step) in [(Some(line1), CAPTION_PX, white, 28), (Some(line2), CAPTION_PX, white, 28), (self.advice.as_deref(), ADVICE_PX, amber, 22)] {
+            for l in text.map_or_else(Vec::new, |t| draw::wrap(t, px, width)) {
+                lines.push((l, px, rgb, step));
+            }
+        }
+        let text_h = 14 + lines.iter().map(|l| l.3).sum::<i32>();
+        let mut img = image::RgbImage::from_pixel(self.zw, self.zh + text_h.max(0) as u32, image::Rgb([20, 20, 20]));
+        image::imageops::replace(&mut img, &self.img, 0, 0);
+        let mut y = self.zh as i32 + 8;
+        for (l, px, rgb, step) in &lines {
+            draw::text(&mut img, 10, y, *px, *rgb, l);
+            y += step;
+        }
+        img
+    }
 }
 
 #[cfg(test)]
@@ -660,7 +762,7 @@ mod tests {
         };
         let pairs = vec![tagged(a, c, "ac"), tagged(a, b, "ab")];
         assert_eq!(distance_to_pair(p, a, c), distance_to_pair(p, a, b));
-        let order: Vec<String> = nearest_first(pairs).into_iter().map(|p| p.a).collect();
+        let order: Vec<String> = nearest_first(pairs).into_iter().map(|(_, p)| p.a).collect();
         assert_eq!(order, ["ab", "ac"]);
     }
 
