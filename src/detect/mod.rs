@@ -563,7 +563,7 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
                 let c = labels.to_frame(hx, hy);
                 let guess = if hr >= r_large { WinkSize::Large } else { WinkSize::Small };
                 let have = |s: WinkSize| found.iter().filter(|f| f.colour == colour && f.size == s).count();
-                let Some(size) = [guess, if guess == WinkSize::Large { WinkSize::Small } else { WinkSize::Large }].into_iter().find(|&s| have(s) < s.per_colour()) else { break };
+                let Some(size) = [guess, guess.other()].into_iter().find(|&s| have(s) < s.per_colour()) else { break };
                 found.push(Found {
                     id: String::new(),
                     colour,

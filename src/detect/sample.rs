@@ -8,7 +8,7 @@ use opencv::core::Mat;
 use opencv::prelude::*;
 
 /// The camera's tone curve, undone.
-const GAMMA: f32 = 2.2;
+pub(crate) const GAMMA: f32 = 2.2;
 
 /// A read-only view of an 8-bit BGR frame.
 pub struct LinearView<'a> {

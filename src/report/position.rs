@@ -145,6 +145,14 @@ impl WinkSize {
             WinkSize::Small => "small",
         }
     }
+
+    /// The other size.
+    pub fn other(self) -> WinkSize {
+        match self {
+            WinkSize::Large => WinkSize::Small,
+            WinkSize::Small => WinkSize::Large,
+        }
+    }
 }
 
 /// Where a wink is in the game.

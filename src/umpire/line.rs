@@ -73,6 +73,21 @@ impl LineCall {
         }
     }
 
+    /// The verdict for `inside_mm` and its sigma's parts, where a wink's size is unsure also
+    /// `at_other_size` (its distance were it the other size): a size argued for only weakly is a
+    /// two-valued doubt, not a spread, so the call must stand at the other size too (its rim
+    /// ~2.9 mm away), with the rest of the sigma.
+    pub fn verdict_at_sizes(inside_mm: f64, sigma: &Budget, at_other_size: Option<f64>) -> &'static str {
+        let verdict = LineCall::verdict_for(inside_mm, sigma.sigma());
+        let Some(other) = at_other_size else { return verdict };
+        let rest = Budget::of(&sigma.parts().iter().filter(|p| p.source != "wink_size").map(|p| (p.source, p.mm)).collect::<Vec<_>>());
+        if LineCall::verdict_for(other, rest.sigma()) == verdict {
+            verdict
+        } else {
+            "too_close_to_call"
+        }
+    }
+
     /// The line in words: `w7 (red): 0.42 ± 0.25 mm inside the mat's edge → in`.
     pub fn text(&self) -> String {
         let (how, side) = if self.inside_mm >= 0.0 { (self.inside_mm, "inside") } else { (-self.inside_mm, "over") };
@@ -151,7 +166,8 @@ pub fn line_calls(analysis: &Analysis, near: Option<PixelPoint>) -> Vec<(Option<
             if how_near.is_some_and(|d| d.0 > NEAR_MM * ppm) {
                 return None;
             }
-            let verdict = LineCall::verdict_for(inside, sigma.sigma());
+            let at_other_size = (size_sigma(f, &spec.winks) > 0.0).then(|| to_line - REAL_DIAMETER_SHARE * spec.winks.of(f.size.other()) / 2.0);
+            let verdict = LineCall::verdict_at_sizes(inside, &sigma, at_other_size);
             let mut call = LineCall {
                 wink: f.id.clone(),
                 colour: f.colour,
@@ -239,6 +255,19 @@ mod tests {
         let advice = close.advice.unwrap_or_default();
         assert!(advice.starts_with("a call at this distance needs sigma under 0.15 mm; most of the 0.32 mm is the outlines' fit (0.25 mm)"), "{advice}");
         assert!(advice.ends_with("look along the line from low beside the mat"), "{advice}");
+    }
+
+    /// A wink read large 2.7 mm over the line would be 0.2 mm inside were it small: no call (a
+    /// rendered small green wink on green felt by a baseline, held-out nearline-09633, was so).
+    #[test]
+    fn a_wink_of_unsure_size_is_called_only_if_the_call_stands_at_the_other_size() {
+        let sigma = Budget::of(&[("wink_size", 1.09), ("outline_fit", 0.33), ("real_diameter", 0.2)]);
+        assert_eq!(LineCall::verdict_for(-2.72, sigma.sigma()), "off");
+        assert_eq!(LineCall::verdict_at_sizes(-2.72, &sigma, Some(0.19)), "too_close_to_call");
+        // Beyond the line either way: called.
+        assert_eq!(LineCall::verdict_at_sizes(-4.0, &sigma, Some(-1.1)), "off");
+        // A size not in doubt: the sigma's rule alone.
+        assert_eq!(LineCall::verdict_at_sizes(-2.72, &sigma, None), "off");
     }
 
     #[test]
