@@ -1423,7 +1423,8 @@ impl Pictures {
         let rings: Vec<(usize, template::Ring)> = (0..found.len())
             .into_par_iter()
             .filter(|&i| matches!(found[i].rest, Rest::Flat { .. }))
-            .filter_map(|i| ring_of(view, cal, nominal, found, i, found[i].rest).filter(|r| r.coverage >= TEMPLATE_RADIUS_COVERAGE).map(|r| (i, r)))
+            // On the felt alone: a wink's shade on a painted line beside it would read as rim.
+            .filter_map(|i| ring_of(view, cal, nominal, found, i, found[i].rest).map(|r| r.on_felt()).filter(|r| r.coverage >= TEMPLATE_RADIUS_COVERAGE).map(|r| (i, r)))
             .collect();
         let mut whole: Vec<&(usize, template::Ring)> = Vec::new();
         for colour in Colour::ALL {

@@ -70,6 +70,7 @@ pub struct Refined {
 
 /// One pixel of the ring: the footprint of the rim point its line of sight grazes (mat mm), and
 /// its linear RGB.
+#[derive(Clone)]
 struct Sample {
     foot: MatPoint,
     rgb: [f64; 3],
@@ -96,6 +97,8 @@ pub struct Ring {
     samples: Vec<Sample>,
     /// Share of the rim's directions (of 36) with pixels near the outline.
     pub coverage: f64,
+    /// The same, of pixels on the felt (not beside a line).
+    pub felt_coverage: f64,
 }
 
 impl Ring {
@@ -119,7 +122,7 @@ impl Ring {
         // Where the background beside a line is read: clear of every wink, this one too.
         let winks: Vec<(PixelPoint, f64)> = avoid.iter().copied().chain([(c_px, r_px)]).collect();
         let mut samples = Vec::with_capacity((x1.saturating_sub(x0) + 1) * (y1.saturating_sub(y0) + 1));
-        let mut covered = [false; 36];
+        let (mut covered, mut on_felt) = ([false; 36], [false; 36]);
         for y in y0..=y1 {
             for x in x0..=x1 {
                 let p = PixelPoint::new(x as f64, y as f64);
@@ -140,7 +143,9 @@ impl Ring {
                 };
                 if (d - r_px).abs() < 1.5 {
                     let a = (p.y - c_px.y).atan2(p.x - c_px.x);
-                    covered[((a / std::f64::consts::TAU + 1.0).fract() * 36.0) as usize % 36] = true;
+                    let k = ((a / std::f64::consts::TAU + 1.0).fract() * 36.0) as usize % 36;
+                    covered[k] = true;
+                    on_felt[k] |= bg.is_none();
                 }
                 // The sight line through this pixel grazes the rim at this height (as the outline
                 // fit takes it); the direction from the centre hardly turns as the centre moves
@@ -153,8 +158,16 @@ impl Ring {
                 samples.push(Sample { foot: cal.raised(on_mat, h), rgb: [r as f64, g as f64, b as f64], bg });
             }
         }
-        let coverage = covered.iter().filter(|&&c| c).count() as f64 / 36.0;
-        (coverage >= MIN_RIM_COVERAGE).then_some(Ring { start, radius_mm, ppm, samples, coverage })
+        let share = |bins: [bool; 36]| bins.iter().filter(|&&c| c).count() as f64 / 36.0;
+        let (coverage, felt_coverage) = (share(covered), share(on_felt));
+        (coverage >= MIN_RIM_COVERAGE).then_some(Ring { start, radius_mm, ppm, samples, coverage, felt_coverage })
+    }
+
+    /// The ring's pixels on the felt alone (none beside a line): where a colour's rim is
+    /// measured, a wink's shade on paint beside it is not.
+    pub fn on_felt(&self) -> Ring {
+        let samples = self.samples.iter().filter(|s| s.bg.is_none()).cloned().collect();
+        Ring { samples, coverage: self.felt_coverage, ..*self }
     }
 
     /// The footprint centre (and, with [`Radius::Free`], the rim's radius) that best explains
