@@ -627,7 +627,7 @@ fn cmd_umpire(args: &UmpireArgs) -> Result<()> {
         // The pair nearest the --near pixel, else the closest call: the smallest |margin| in sigmas.
         let nearest = args.near.and(doc.pairs.first());
         let Some(p) = nearest.or_else(|| doc.pairs.iter().min_by(|a, b| closeness(a.margin_mm, a.sigma_mm).total_cmp(&closeness(b.margin_mm, b.sigma_mm)))) else {
-            anyhow::bail!("no pair to draw evidence for");
+            anyhow::bail!("no pair or wink at the line to draw evidence for");
         };
         let find = |id: &str| outlines.iter().find(|(i, _)| i == id).map(|(_, o)| o.clone()).unwrap_or_default();
         let img = umpire::evidence(&frame, p, &find(&p.a), &find(&p.b), p.colours)?;

@@ -6,12 +6,13 @@
 //! ([`REAL_DIAMETER_SHARE`] of the nominal), against the field of play's boundary where the
 //! calibration found it (the mat's edges, and the baselines as painted, rule 3).
 
-use super::{centre_sigma, nearest_first, size_sigma, Budget, Nearness, DIAMETER_SIGMA_MM, NEAR_MM, REPORT_GAP_MM, TILT_SIGMA_MM, VERDICT_SIGMAS};
+use super::{centre_sigma, nearest_first, ruleset_of, size_sigma, Budget, Nearness, DIAMETER_SIGMA_MM, NEAR_MM, REPORT_GAP_MM, TILT_SIGMA_MM, VERDICT_SIGMAS};
 use crate::analyze::Analysis;
 use crate::detect::Found;
 use crate::geometry::{ConvexPolygon, MatPoint, PixelPoint, REAL_DIAMETER_SHARE};
 use crate::report::position::{Colour, WinkState};
 use crate::report::round3;
+use crate::rules::RulesetSpec;
 use serde::Serialize;
 
 /// One sd of a baseline's place as the calibration takes it, mm: the painted band's centre as
@@ -119,7 +120,7 @@ impl LineCall {
 /// The field of play's boundary as the frame shows it (rule 3; the whole mat for rulesets whose
 /// baselines do not bound it), with the baselines where the calibration found them painted, and
 /// the mat's outline.
-fn boundaries(analysis: &Analysis, spec: &crate::rules::RulesetSpec) -> (ConvexPolygon, ConvexPolygon) {
+fn boundaries(analysis: &Analysis, spec: &RulesetSpec) -> (ConvexPolygon, ConvexPolygon) {
     let mat = spec.mat.with_painted(analysis.calibration.mat.painted_offsets_mm);
     let field = if spec.baselines_bound_field { mat.field_of_play() } else { mat.outline() };
     (field, mat.outline())
@@ -130,64 +131,58 @@ fn boundaries(analysis: &Analysis, spec: &crate::rules::RulesetSpec) -> (ConvexP
 /// pixel (from their outline, or from the boundary beside them), each tagged with how near
 /// (that, then the distance to the rim's point nearest the boundary; px), nearest first.
 pub fn line_calls(analysis: &Analysis, near: Option<PixelPoint>) -> Vec<(Option<Nearness>, LineCall)> {
-    let ruleset: crate::rules::Ruleset = analysis.position.ruleset.as_deref().and_then(|r| r.parse().ok()).unwrap_or_default();
-    let spec = ruleset.spec();
+    let spec = ruleset_of(analysis).spec();
     let (field, outline) = boundaries(analysis, spec);
-    let ppm = analysis.detections.px_per_mm.max(1e-6);
-    let cal = &analysis.calibration;
-    let calls: Vec<(Option<Nearness>, LineCall)> = analysis
-        .detections
-        .found
-        .iter()
-        .filter(|f| matches!(f.state, WinkState::InPlay | WinkState::Off))
-        .filter_map(|f| {
-            let (c, r_nominal) = (f.centre_mm?, f.radius_mm?);
-            let r = REAL_DIAMETER_SHARE * r_nominal;
-            let to_line = field.inside_distance(c);
-            let inside = to_line - r;
-            if inside.abs() >= REPORT_GAP_MM {
-                return None;
-            }
-            // The mat's edge where the mat's outline is as near as the field's boundary.
-            let line = if (outline.inside_distance(c) - to_line).abs() < 1e-6 { "mat_edge" } else { "baseline" };
-            let sigma = line_sigma(f, line, ppm, cal.rms_px, &spec.winks);
-            let edge = field.edges().min_by(|a, b| a.closest_point(c).distance(c).total_cmp(&b.closest_point(c).distance(c)))?;
-            let at = edge.closest_point(c);
-            let out = at - c;
-            // Outward, towards the boundary (away from it when the centre lies beyond it).
-            let u = if out.norm() > 1e-9 { out * (to_line.signum() / out.norm()) } else { MatPoint::new(1.0, 0.0) };
-            let rim = c + u * r;
-            let rim_px = cal.mat_to_image_at(rim, f.rest.rim_mid_height(c, r, u))?;
-            let along = edge.b - edge.a;
-            let boundary_px = boundary_near(cal, &field, at, along);
-            // Inward: a counter-clockwise edge's direction turned left.
-            let field_px = cal.mat_to_image(at + MatPoint::new(-along.y, along.x) * (20.0 / along.norm().max(1e-9)))?;
-            let how_near = near.map(|p| ((p.distance(f.centre_px) - f.radius_px).max(0.0).min(boundary_px.iter().map(|q| q.distance(p)).fold(f64::INFINITY, f64::min)), p.distance(rim_px)));
-            if how_near.is_some_and(|d| d.0 > NEAR_MM * ppm) {
-                return None;
-            }
-            let at_other_size = (size_sigma(f, &spec.winks) > 0.0).then(|| to_line - REAL_DIAMETER_SHARE * spec.winks.of(f.size.other()) / 2.0);
-            let verdict = LineCall::verdict_at_sizes(inside, &sigma, at_other_size);
-            let mut call = LineCall {
-                wink: f.id.clone(),
-                colour: f.colour,
-                wink_px: [round3(f.centre_px.x), round3(f.centre_px.y)],
-                rule: spec.refs.off.to_string(),
-                line,
-                inside_mm: round3(inside),
-                sigma_mm: round3(sigma.sigma()),
-                sigma_parts: sigma.rounded(),
-                verdict: verdict.into(),
-                advice: None,
-                rim_px,
-                boundary_px,
-                field_px,
-            };
-            call.advice = call.advise();
-            Some((how_near, call))
-        })
-        .collect();
+    let calls = analysis.detections.found.iter().filter(|f| matches!(f.state, WinkState::InPlay | WinkState::Off)).filter_map(|f| line_call(analysis, spec, (&field, &outline), f, near)).collect();
     nearest_first(calls)
+}
+
+/// Wink `f`'s call at the field of play's `boundary` (and the mat's outline, to tell its edges
+/// from the baselines), when its edge lies within [`REPORT_GAP_MM`] of it and, with `near`,
+/// within [`NEAR_MM`] of that pixel.
+fn line_call(analysis: &Analysis, spec: &RulesetSpec, (field, outline): (&ConvexPolygon, &ConvexPolygon), f: &Found, near: Option<PixelPoint>) -> Option<(Option<Nearness>, LineCall)> {
+    let (cal, ppm) = (&analysis.calibration, analysis.detections.px_per_mm.max(1e-6));
+    let (c, r) = (f.centre_mm?, REAL_DIAMETER_SHARE * f.radius_mm?);
+    let to_line = field.inside_distance(c);
+    let inside = to_line - r;
+    if inside.abs() >= REPORT_GAP_MM {
+        return None;
+    }
+    // The mat's edge where the mat's outline is as near as the field's boundary.
+    let line = if (outline.inside_distance(c) - to_line).abs() < 1e-6 { "mat_edge" } else { "baseline" };
+    let sigma = line_sigma(f, line, ppm, cal.rms_px, &spec.winks);
+    let edge = field.edges().min_by(|a, b| a.closest_point(c).distance(c).total_cmp(&b.closest_point(c).distance(c)))?;
+    let at = edge.closest_point(c);
+    let out = at - c;
+    // Outward, towards the boundary (away from it when the centre lies beyond it).
+    let u = if out.norm() > 1e-9 { out * (to_line.signum() / out.norm()) } else { MatPoint::new(1.0, 0.0) };
+    let rim_px = cal.mat_to_image_at(c + u * r, f.rest.rim_mid_height(c, r, u))?;
+    let along = edge.b - edge.a;
+    let boundary_px = boundary_near(cal, field, at, along);
+    // Inward: a counter-clockwise edge's direction turned left.
+    let field_px = cal.mat_to_image(at + MatPoint::new(-along.y, along.x) * (20.0 / along.norm().max(1e-9)))?;
+    let how_near = near.map(|p| ((p.distance(f.centre_px) - f.radius_px).max(0.0).min(boundary_px.iter().map(|q| q.distance(p)).fold(f64::INFINITY, f64::min)), p.distance(rim_px)));
+    if how_near.is_some_and(|d| d.0 > NEAR_MM * ppm) {
+        return None;
+    }
+    let at_other_size = (size_sigma(f, &spec.winks) > 0.0).then(|| to_line - REAL_DIAMETER_SHARE * spec.winks.of(f.size.other()) / 2.0);
+    let mut call = LineCall {
+        wink: f.id.clone(),
+        colour: f.colour,
+        wink_px: [round3(f.centre_px.x), round3(f.centre_px.y)],
+        rule: spec.refs.off.to_string(),
+        line,
+        inside_mm: round3(inside),
+        sigma_mm: round3(sigma.sigma()),
+        sigma_parts: sigma.rounded(),
+        verdict: LineCall::verdict_at_sizes(inside, &sigma, at_other_size).into(),
+        advice: None,
+        rim_px,
+        boundary_px,
+        field_px,
+    };
+    call.advice = call.advise();
+    Some((how_near, call))
 }
 
 /// One sd of a wink's distance inside the boundary: its footprint centre's fit along the

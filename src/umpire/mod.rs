@@ -463,8 +463,7 @@ pub fn overhead_tagged(analysis: &Analysis, near: Option<PixelPoint>) -> Vec<(Op
     let found = &analysis.detections.found;
     let ppm = analysis.detections.px_per_mm.max(1e-6);
     let cal_sigma = analysis.calibration.rms_px / ppm * 0.5;
-    let ruleset: crate::rules::Ruleset = analysis.position.ruleset.as_deref().and_then(|r| r.parse().ok()).unwrap_or_default();
-    let nominal = &ruleset.spec().winks;
+    let nominal = &ruleset_of(analysis).spec().winks;
     let mut pairs: Vec<(Option<Nearness>, Pair)> = Vec::new();
     for i in 0..found.len() {
         for j in i + 1..found.len() {
@@ -499,6 +498,11 @@ pub fn overhead_tagged(analysis: &Analysis, near: Option<PixelPoint>) -> Vec<(Op
         }
     }
     nearest_first(pairs)
+}
+
+/// The ruleset a frame was analysed under (the default where its document names none).
+fn ruleset_of(analysis: &Analysis) -> crate::rules::Ruleset {
+    analysis.position.ruleset.as_deref().and_then(|r| r.parse().ok()).unwrap_or_default()
 }
 
 /// The margin of two real winks from that of their nominal footprints (radii `ra`, `rb`, mm): each
