@@ -131,15 +131,15 @@ impl Ring {
                     continue;
                 }
                 let Some(on_mat) = cal.image_to_mat(p) else { continue };
-                let near: Vec<&crate::geometry::Segment> = lines.iter().filter(|s| s.distance(on_mat) < LINE_CLEARANCE_MM).collect();
-                let bg = match near[..] {
-                    [] => None,
-                    [line] => match background_along(view, cal, line, on_mat, radius_mm + LINE_CLEARANCE_MM, &lines, &winks) {
+                let mut near = lines.iter().filter(|s| s.distance(on_mat) < LINE_CLEARANCE_MM);
+                let bg = match (near.next(), near.next()) {
+                    (None, _) => None,
+                    (Some(line), None) => match background_along(view, cal, line, on_mat, radius_mm + LINE_CLEARANCE_MM, &lines, &winks) {
                         Some(bg) => Some(bg),
                         None => continue,
                     },
                     // Where two lines meet (a baseline at the mat's edge) neither looks the same along its length.
-                    _ => continue,
+                    (Some(_), Some(_)) => continue,
                 };
                 if (d - r_px).abs() < 1.5 {
                     let a = (p.y - c_px.y).atan2(p.x - c_px.x);
