@@ -500,7 +500,7 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
 
     // States, against the baselines as the calibration found them painted (rule 3).
     let mat = spec.mat.with_painted(cal.mat.painted_offsets_mm);
-    let field = if spec.baselines_bound_field { mat.field_of_play() } else { mat.outline() };
+    let field = spec.field_on(&mat);
     let outline = mat.outline();
     let baselines = mat.baselines();
     for f in found.iter_mut() {

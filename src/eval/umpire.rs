@@ -76,7 +76,7 @@ fn truth_lines(truth: &Position, ruleset: Ruleset) -> Vec<(PixelPoint, f64, &'st
     let spec = ruleset.spec();
     let painted = truth.calibration.as_ref().and_then(|c| c.baselines_found_mm).map_or([0.0; 4], |o| o.map(|v| v.unwrap_or(0.0)));
     let mat = spec.mat.with_painted(painted);
-    let field = if spec.baselines_bound_field { mat.field_of_play() } else { mat.outline() };
+    let field = spec.field_on(&mat);
     let outline = mat.outline();
     truth
         .winks

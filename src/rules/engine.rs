@@ -20,7 +20,7 @@ pub fn apply(position: &Position, ruleset: Ruleset) -> Result<Position, Position
     let spec = &RulesetSpec { mat: ruleset.spec().mat.with_painted(painted.unwrap_or([0.0; 4])), ..*ruleset.spec() };
     position.validate(&spec.winks)?;
     let mut board = Board::new(position, &spec.winks);
-    let field = if spec.baselines_bound_field { spec.mat.field_of_play() } else { spec.mat.outline() };
+    let field = spec.field_on(&spec.mat);
     let mut flags = Vec::new();
 
     for note in &board.inferred {

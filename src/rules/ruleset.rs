@@ -3,7 +3,7 @@
 //! Where a text is silent, the ruleset falls back to `etwa-2012` and its rule references say so
 //! (`"etwa-2012 25.3"`).
 
-use crate::geometry::{MatSpec, PotSpec, FOOT_MM};
+use crate::geometry::{ConvexPolygon, MatSpec, PotSpec, FOOT_MM};
 use crate::report::position::NominalDiameters;
 use std::fmt;
 
@@ -134,6 +134,19 @@ pub struct RulesetSpec {
     pub desquop_gap_mm: f64,
     /// Rule numbers.
     pub refs: RuleRefs,
+}
+
+impl RulesetSpec {
+    /// The field of play (rule 3) on `mat` (this ruleset's, or one with its baselines where they
+    /// are painted): the mat less the corners behind the baselines, or the whole mat where this
+    /// ruleset's baselines do not bound it.
+    pub fn field_on(&self, mat: &MatSpec) -> ConvexPolygon {
+        if self.baselines_bound_field {
+            mat.field_of_play()
+        } else {
+            mat.outline()
+        }
+    }
 }
 
 const ETWA_2012_REFS: RuleRefs = RuleRefs {

@@ -439,7 +439,7 @@ pub fn populate(rng: &mut Pcg64, scene: &mut Scene, spec: &RulesetSpec, kind: Ki
                 }
             }
             if kind == Kind::NearLine {
-                let field = if spec.baselines_bound_field { spec.mat.field_of_play() } else { spec.mat.outline() };
+                let field = spec.field_on(&spec.mat);
                 for _ in 0..p.rng.random_range(4..=6) {
                     let Some((c, size)) = pool.pop() else { break };
                     let edge = p.rng.random_range(-LINE_REACH_MM..LINE_REACH_MM);

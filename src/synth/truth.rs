@@ -54,7 +54,7 @@ pub struct Provenance<'a> {
 /// The truth position document: winks, squops (computed from the geometry), the calibration as
 /// truth, and the rules' flags and score.
 pub fn truth(scene: &Scene, cam: &Camera, visible_px: &[f64], ruleset: Ruleset, prov: &Provenance<'_>) -> Result<Position, crate::report::PositionError> {
-    let field = if ruleset.spec().baselines_bound_field { scene.mat.spec.field_of_play() } else { scene.mat.spec.outline() };
+    let field = ruleset.spec().field_on(&scene.mat.spec);
     let mut winks = Vec::new();
     for (i, w) in scene.winks.iter().enumerate() {
         let fp = w.disc.footprint_centre();

@@ -122,7 +122,7 @@ impl LineCall {
 /// the mat's outline.
 fn boundaries(analysis: &Analysis, spec: &RulesetSpec) -> (ConvexPolygon, ConvexPolygon) {
     let mat = spec.mat.with_painted(analysis.calibration.mat.painted_offsets_mm);
-    let field = if spec.baselines_bound_field { mat.field_of_play() } else { mat.outline() };
+    let field = spec.field_on(&mat);
     (field, mat.outline())
 }
 
