@@ -11,7 +11,7 @@ use crate::capture::load_image;
 use crate::geometry::PixelPoint;
 use crate::report::position::{Position, WinkState};
 use crate::rules::Ruleset;
-use crate::umpire::{call_on_views, closeup, line_calls, overhead, Budget, Closeup, LineCall, Pair};
+use crate::umpire::{boundaries, call_on_views, closeup, line_calls, overhead, which_line, Budget, Closeup, LineCall, Pair};
 
 /// One matched pair.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -73,21 +73,16 @@ pub struct LineResult {
 /// [`crate::umpire::REPORT_GAP_MM`] of the field of play's boundary (the baselines where the
 /// truth says they are painted): its image centre, how far inside (mm) and which line.
 fn truth_lines(truth: &Position, ruleset: Ruleset) -> Vec<(PixelPoint, f64, &'static str)> {
-    let spec = ruleset.spec();
     let painted = truth.calibration.as_ref().and_then(|c| c.baselines_found_mm).map_or([0.0; 4], |o| o.map(|v| v.unwrap_or(0.0)));
-    let mat = spec.mat.with_painted(painted);
-    let field = spec.field_on(&mat);
-    let outline = mat.outline();
+    let (field, outline) = boundaries(ruleset.spec(), painted);
     truth
         .winks
         .iter()
         .filter(|w| matches!(w.state, WinkState::InPlay | WinkState::Off) && w.level == Some(0))
         .filter_map(|w| {
             let (px, c, d) = (w.centre_px?, w.centre_mm?, w.diameter_mm?);
-            let to_line = field.inside_distance(c);
-            let inside = to_line - d / 2.0;
-            let line = if (outline.inside_distance(c) - to_line).abs() < 1e-6 { "mat_edge" } else { "baseline" };
-            (inside.abs() < crate::umpire::REPORT_GAP_MM).then_some((px, inside, line))
+            let inside = field.inside_distance(c) - d / 2.0;
+            (inside.abs() < crate::umpire::REPORT_GAP_MM).then_some((px, inside, which_line((&field, &outline), c)))
         })
         .collect()
 }

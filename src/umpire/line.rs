@@ -117,13 +117,23 @@ impl LineCall {
     }
 }
 
-/// The field of play's boundary as the frame shows it (rule 3; the whole mat for rulesets whose
-/// baselines do not bound it), with the baselines where the calibration found them painted, and
-/// the mat's outline.
-fn boundaries(analysis: &Analysis, spec: &RulesetSpec) -> (ConvexPolygon, ConvexPolygon) {
-    let mat = spec.mat.with_painted(analysis.calibration.mat.painted_offsets_mm);
-    let field = spec.field_on(&mat);
-    (field, mat.outline())
+/// The boundaries a line call is made against: the field of play (rule 3; the whole mat for
+/// rulesets whose baselines do not bound it) with the baselines `painted` this far off their
+/// place (mm, corner order), and the mat's outline, which tells its edges from the baselines
+/// ([`which_line`]).
+pub fn boundaries(spec: &RulesetSpec, painted: [f64; 4]) -> (ConvexPolygon, ConvexPolygon) {
+    let mat = spec.mat.with_painted(painted);
+    (spec.field_on(&mat), mat.outline())
+}
+
+/// Which line of the field of play's boundary lies nearest footprint centre `c`: `mat_edge`
+/// where the mat's outline is as near as the field's boundary, else `baseline`.
+pub fn which_line((field, outline): (&ConvexPolygon, &ConvexPolygon), c: MatPoint) -> &'static str {
+    if (outline.inside_distance(c) - field.inside_distance(c)).abs() < 1e-6 {
+        "mat_edge"
+    } else {
+        "baseline"
+    }
 }
 
 /// Every wink in play or off whose footprint's edge lies within [`REPORT_GAP_MM`] of the field
@@ -132,7 +142,7 @@ fn boundaries(analysis: &Analysis, spec: &RulesetSpec) -> (ConvexPolygon, Convex
 /// (that, then the distance to the rim's point nearest the boundary; px), nearest first.
 pub fn line_calls(analysis: &Analysis, near: Option<PixelPoint>) -> Vec<(Option<Nearness>, LineCall)> {
     let spec = ruleset_of(analysis).spec();
-    let (field, outline) = boundaries(analysis, spec);
+    let (field, outline) = boundaries(spec, analysis.calibration.mat.painted_offsets_mm);
     let calls = analysis.detections.found.iter().filter(|f| matches!(f.state, WinkState::InPlay | WinkState::Off)).filter_map(|f| line_call(analysis, spec, (&field, &outline), f, near)).collect();
     nearest_first(calls)
 }
@@ -148,8 +158,7 @@ fn line_call(analysis: &Analysis, spec: &RulesetSpec, (field, outline): (&Convex
     if inside.abs() >= REPORT_GAP_MM {
         return None;
     }
-    // The mat's edge where the mat's outline is as near as the field's boundary.
-    let line = if (outline.inside_distance(c) - to_line).abs() < 1e-6 { "mat_edge" } else { "baseline" };
+    let line = which_line((field, outline), c);
     let sigma = line_sigma(f, line, ppm, cal.rms_px, &spec.winks);
     let edge = field.edges().min_by(|a, b| a.closest_point(c).distance(c).total_cmp(&b.closest_point(c).distance(c)))?;
     let at = edge.closest_point(c);

@@ -32,7 +32,7 @@ mod line;
 mod view;
 mod views;
 
-pub use line::{line_calls, LineCall, BASELINE_SIGMA_MM};
+pub use line::{boundaries, line_calls, which_line, LineCall, BASELINE_SIGMA_MM};
 pub use closeup::{close_outline, closeup, CloseWink, Closeup, CloseupError, SizeSource, ASSUMED_SIZE_SHARE, LEANING_MISFIT};
 pub use view::PlaneView;
 pub use views::{call_on_views, combine_views, match_winks, on_plane, Placed, MATCH_MM};
@@ -586,13 +586,7 @@ pub fn evidence(bgr: &Mat, pair: &Pair, a: &Outline, b: &Outline, colours: [Colo
     // The overlap, tinted.
     z.tint(|q| inside_convex(a, q) && inside_convex(b, q), Rgb([255, 255, 255]));
     for (poly, colour) in [(a, colours[0]), (b, colours[1])] {
-        let pts: Vec<(f32, f32)> = poly.iter().map(|&p| z.to_z(p)).collect();
-        for k in 0..pts.len() {
-            draw::thick_line(&mut z.img, pts[k], pts[(k + 1) % pts.len()], 3.0, Rgb([0, 0, 0]));
-        }
-        for k in 0..pts.len() {
-            draw::thick_line(&mut z.img, pts[k], pts[(k + 1) % pts.len()], 1.5, wink_rgb(colour));
-        }
+        z.ring(poly, wink_rgb(colour));
     }
     if pair.margin_mm < 0.0 {
         let (pa, pb) = (z.to_z(PixelPoint::new(pair.a_px[0], pair.a_px[1])), z.to_z(PixelPoint::new(pair.b_px[0], pair.b_px[1])));
@@ -627,13 +621,7 @@ pub fn line_evidence(bgr: &Mat, call: &LineCall, outline: &Outline) -> Result<im
         draw::thick_line(&mut z.img, w[0], w[1], 3.0, Rgb([0, 0, 0]));
         draw::thick_line(&mut z.img, w[0], w[1], 1.5, Rgb([255, 255, 255]));
     }
-    let ring: Vec<(f32, f32)> = outline.iter().map(|&p| z.to_z(p)).collect();
-    for k in 0..ring.len() {
-        draw::thick_line(&mut z.img, ring[k], ring[(k + 1) % ring.len()], 3.0, Rgb([0, 0, 0]));
-    }
-    for k in 0..ring.len() {
-        draw::thick_line(&mut z.img, ring[k], ring[(k + 1) % ring.len()], 1.5, wink_rgb(call.colour));
-    }
+    z.ring(outline, wink_rgb(call.colour));
     // The rim's point nearest the boundary.
     let (rx, ry) = z.to_z(call.rim_px);
     draw::thick_line(&mut z.img, (rx - 5.0, ry), (rx + 5.0, ry), 1.5, Rgb([255, 255, 0]));
@@ -683,6 +671,17 @@ impl Zoomed {
     /// spans [i, i + 1) × zoom.
     fn to_z(&self, p: PixelPoint) -> (f32, f32) {
         (((p.x - self.x0 + 0.5) * self.zoom - 0.5) as f32, ((p.y - self.y0 + 0.5) * self.zoom - 0.5) as f32)
+    }
+
+    /// A closed outline (frame pixels) in `rgb` over a black one, to show on any ground.
+    fn ring(&mut self, poly: &[PixelPoint], rgb: image::Rgb<u8>) {
+        use crate::report::draw;
+        let pts: Vec<(f32, f32)> = poly.iter().map(|&p| self.to_z(p)).collect();
+        for (width, colour) in [(3.0, image::Rgb([0, 0, 0])), (1.5, rgb)] {
+            for k in 0..pts.len() {
+                draw::thick_line(&mut self.img, pts[k], pts[(k + 1) % pts.len()], width, colour);
+            }
+        }
     }
 
     /// Tints halfway to `rgb` the crop's pixels whose frame point `pick` takes.
