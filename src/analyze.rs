@@ -27,12 +27,14 @@ pub struct AnalyzeOptions {
     pub camera_height_mm: Option<f64>,
     /// What goes into the document's `source`.
     pub source: Source,
+    /// The set's winks as measured, mm across, when stated ([`Calibration::wink_diameters`]).
+    pub wink_diameters: Option<crate::report::position::NominalDiameters>,
 }
 
 impl AnalyzeOptions {
     /// Defaults for a ruleset: calibrate from the frame, no lens, no corners.
     pub fn new(ruleset: Ruleset) -> AnalyzeOptions {
-        AnalyzeOptions { ruleset, calibration: None, lens: None, corners: None, camera_height_mm: None, source: Source::default() }
+        AnalyzeOptions { ruleset, calibration: None, lens: None, corners: None, camera_height_mm: None, source: Source::default(), wink_diameters: None }
     }
 }
 
@@ -74,6 +76,9 @@ pub fn analyze_frame(bgr: &Mat, opts: &AnalyzeOptions) -> Result<Analysis, Analy
             calibrate::calibrate_frame(bgr, &copts)?
         }
     };
+    if opts.wink_diameters.is_some() {
+        calibration.wink_diameters = opts.wink_diameters;
+    }
     let mut detections = detect::detect(bgr, &calibration, opts.ruleset)?;
     // With the +x end chosen by the picture alone, the winks in the corners have the last word:
     // more of them behind the baseline opposite their own colour's corner than behind their own
@@ -101,7 +106,7 @@ pub fn analyze_frame(bgr: &Mat, opts: &AnalyzeOptions) -> Result<Analysis, Analy
             baselines_found_mm: Some(calibration.baselines_found.map(|o| o.map(|v| (v * 100.0).round() / 100.0))),
             extra: Default::default(),
         }),
-        ..Position::of_winks(detections.winks(&opts.ruleset.spec().winks), detections.squops())
+        ..Position::of_winks(detections.winks(&opts.ruleset.spec().winks, calibration.wink_diameters.as_ref()), detections.squops())
     };
     let position = rules::apply(&raw, opts.ruleset)?;
     Ok(Analysis { position, calibration, detections })

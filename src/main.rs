@@ -59,6 +59,8 @@ struct ReplayArgs {
     calibration: Option<PathBuf>,
     #[command(flatten)]
     height: CameraHeightArg,
+    #[command(flatten)]
+    winks: WinkDiametersArg,
     /// Write the events here as JSON Lines ("-" for stdout, the default). Each event is written to OUT as it happens (an existing OUT is emptied at the first event).
     #[arg(long, value_name = "OUT.jsonl", default_value = "-")]
     events: PathBuf,
@@ -92,6 +94,8 @@ struct WatchArgs {
     calibration: Option<PathBuf>,
     #[command(flatten)]
     height: CameraHeightArg,
+    #[command(flatten)]
+    winks: WinkDiametersArg,
     /// Write the events here as JSON Lines ("-" for stdout, the default). Each event is written to OUT as it happens (an existing OUT is emptied at the first event); watching ends on Ctrl-C or SIGTERM.
     #[arg(long, value_name = "OUT.jsonl", default_value = "-")]
     events: PathBuf,
@@ -133,6 +137,8 @@ struct UmpireArgs {
     corners: Option<[winkeye::geometry::PixelPoint; 4]>,
     #[command(flatten)]
     height: CameraHeightArg,
+    #[command(flatten)]
+    winks: WinkDiametersArg,
     /// Write the umpire document here ("-" for stdout).
     #[arg(long, value_name = "OUT")]
     json: Option<PathBuf>,
@@ -198,6 +204,33 @@ struct CameraHeightArg {
     camera_height: Option<f64>,
 }
 
+/// `--wink-diameters`, shared by every command that measures winks.
+#[derive(clap::Args)]
+struct WinkDiametersArg {
+    /// The set's winks as measured, mm across (calipers), LARGE,SMALL (e.g. 21.35,15.5): margins,
+    /// gaps and edges at the line are then winks of that size's. A frame cannot tell a wink's true
+    /// size from how its rim is drawn; without this a typical real wink's is taken (97% of the
+    /// nominal, rule 2.1.1's 22 and 16 mm). Also kept in a calibration file (`[winks]`).
+    #[arg(long, value_name = "LARGE,SMALL", value_parser = parse_wink_diameters)]
+    wink_diameters: Option<winkeye::report::position::NominalDiameters>,
+}
+
+/// `--wink-diameters LARGE,SMALL`, mm.
+fn parse_wink_diameters(s: &str) -> Result<winkeye::report::position::NominalDiameters, String> {
+    let bad = || format!("\"{s}\" is not two diameters in mm \"LARGE,SMALL\"");
+    let (l, sm) = s.split_once(',').ok_or_else(bad)?;
+    let d = winkeye::report::position::NominalDiameters { large_mm: l.trim().parse().map_err(|_| bad())?, small_mm: sm.trim().parse().map_err(|_| bad())? };
+    match winkeye::calibrate::file::implausible_diameters(&d) {
+        Some(why) => Err(why),
+        None => Ok(d),
+    }
+}
+
+/// The set's measured diameters: as given, else as the calibration file recorded them.
+fn wink_diameters(given: Option<winkeye::report::position::NominalDiameters>, file: Option<&winkeye::calibrate::file::CalibrationFile>) -> Option<winkeye::report::position::NominalDiameters> {
+    given.or_else(|| file.and_then(|f| f.winks))
+}
+
 #[derive(clap::Args)]
 struct AnalyzeArgs {
     /// The frame (JPEG, PNG, …).
@@ -214,6 +247,8 @@ struct AnalyzeArgs {
     corners: Option<[winkeye::geometry::PixelPoint; 4]>,
     #[command(flatten)]
     height: CameraHeightArg,
+    #[command(flatten)]
+    winks: WinkDiametersArg,
     /// Write the position document here ("-" for stdout).
     #[arg(long, value_name = "OUT")]
     json: Option<PathBuf>,
@@ -238,6 +273,8 @@ struct CalibrateArgs {
     corners: Option<[winkeye::geometry::PixelPoint; 4]>,
     #[command(flatten)]
     height: CameraHeightArg,
+    #[command(flatten)]
+    winks: WinkDiametersArg,
     /// A calibration file whose lens to use (and whose mat to check against the frame).
     #[arg(long, value_name = "FILE")]
     calibration: Option<PathBuf>,
@@ -323,6 +360,8 @@ struct EvalArgs {
     /// Use this calibration file's lens (from chessboard shots) for every frame.
     #[arg(long, value_name = "FILE")]
     calibration: Option<PathBuf>,
+    #[command(flatten)]
+    winks: WinkDiametersArg,
 }
 
 #[derive(clap::Args)]
@@ -377,6 +416,11 @@ struct SynthArgs {
     /// centre), as on a hand-painted mat; the truth's field of play follows the painted lines.
     #[arg(long, default_value_t = 0.0, allow_negative_numbers = true, value_parser = baseline_offset, conflicts_with_all = ["clip", "closeup"])]
     baselines_off: f64,
+    /// Draw each wink's diameter as this share of its nominal one, LO,HI (uniformly between; e.g.
+    /// 1,1: every wink at its nominal size, as another renderer may draw them); the default,
+    /// 0.955,1, is as real winks run. The scene is otherwise the same.
+    #[arg(long, value_name = "LO,HI", default_value = "0.955,1", value_parser = parse_wink_share, conflicts_with = "clip")]
+    wink_share: (f64, f64),
     /// Render a clip around one shot (a video and its truth) instead of a still.
     #[arg(long, conflicts_with = "closeup")]
     clip: bool,
@@ -414,6 +458,16 @@ fn parse_square(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
         Ok(v) if v.is_finite() && v > 0.0 && v <= 1000.0 => Ok(v),
         _ => Err(format!("\"{s}\" is not a square's side in mm (more than 0, at most 1000)")),
+    }
+}
+
+/// A range of shares of a wink's nominal diameter, "LO,HI", within 0.8–1.1.
+fn parse_wink_share(s: &str) -> Result<(f64, f64), String> {
+    let bad = || format!("\"{s}\" is not LO,HI with 0.8 <= LO <= HI <= 1.1 (shares of a wink's nominal diameter)");
+    let (lo, hi) = s.split_once(',').ok_or_else(bad)?;
+    match (lo.trim().parse::<f64>(), hi.trim().parse::<f64>()) {
+        (Ok(lo), Ok(hi)) if (0.8..=1.1).contains(&lo) && (lo..=1.1).contains(&hi) => Ok((lo, hi)),
+        _ => Err(bad()),
     }
 }
 
@@ -496,13 +550,14 @@ fn run(cli: Cli) -> Result<()> {
 
 /// The calibration to analyse a frame with: a saved one that still fits, else the frame's own
 /// (with the saved lens if it came from chessboard shots).
-fn analyze_options(frame: &opencv::core::Mat, path: &std::path::Path, calibration: Option<&std::path::Path>, ruleset: Ruleset, corners: Option<[winkeye::geometry::PixelPoint; 4]>, height: Option<f64>) -> Result<winkeye::analyze::AnalyzeOptions> {
+fn analyze_options(frame: &opencv::core::Mat, path: &std::path::Path, calibration: Option<&std::path::Path>, ruleset: Ruleset, corners: Option<[winkeye::geometry::PixelPoint; 4]>, (height, winks): (Option<f64>, Option<winkeye::report::position::NominalDiameters>)) -> Result<winkeye::analyze::AnalyzeOptions> {
     use winkeye::calibrate::file::CalibrationFile;
     let mut opts = winkeye::analyze::AnalyzeOptions::new(ruleset);
     opts.corners = corners;
     opts.source.path = Some(path.display().to_string());
     let file = calibration.map(CalibrationFile::load).transpose()?;
     opts.camera_height_mm = camera_height(height, file.as_ref());
+    opts.wink_diameters = wink_diameters(winks, file.as_ref());
     if let Some(file) = file {
         let (w, h) = (opencv::prelude::MatTraitConst::cols(frame) as u32, opencv::prelude::MatTraitConst::rows(frame) as u32);
         if (file.frame.width, file.frame.height) != (w, h) {
@@ -536,7 +591,9 @@ fn cmd_umpire(args: &UmpireArgs) -> Result<()> {
             anyhow::bail!("{}: --near {:.0},{:.0} is outside the {w}×{h} frame", args.image.display(), p.x, p.y);
         }
     }
-    let nominal = args.ruleset.spec().winks;
+    // A close-up's scale is the winks' own: the set's measured sizes where stated.
+    let saved = args.calibration.as_deref().map(winkeye::calibrate::file::CalibrationFile::load).transpose()?;
+    let nominal = wink_diameters(args.winks.wink_diameters, saved.as_ref()).unwrap_or(args.ruleset.spec().winks);
     // Overhead: each call with how near the --near pixel it is, to draw the nearest's evidence.
     let mut lines: Vec<(Option<umpire::Nearness>, umpire::LineCall)> = Vec::new();
     let mut pair_nearness: Option<umpire::Nearness> = None;
@@ -566,7 +623,7 @@ fn cmd_umpire(args: &UmpireArgs) -> Result<()> {
         };
         (pairs, scale, outlines)
     } else {
-        let opts = analyze_options(&frame, &args.image, args.calibration.as_deref(), args.ruleset, args.corners, args.height.camera_height)?;
+        let opts = analyze_options(&frame, &args.image, args.calibration.as_deref(), args.ruleset, args.corners, (args.height.camera_height, args.winks.wink_diameters))?;
         let analysis = winkeye::analyze::analyze_frame(&frame, &opts).with_context(|| args.image.display().to_string())?;
         if let Some(c) = analysis.calibration.camera.as_ref() {
             warn_camera_height(c);
@@ -639,7 +696,7 @@ fn cmd_umpire(args: &UmpireArgs) -> Result<()> {
 
 fn cmd_analyze(args: &AnalyzeArgs) -> Result<()> {
     let frame = winkeye::capture::load_image(&args.image)?;
-    let opts = analyze_options(&frame, &args.image, args.calibration.as_deref(), args.ruleset, args.corners, args.height.camera_height)?;
+    let opts = analyze_options(&frame, &args.image, args.calibration.as_deref(), args.ruleset, args.corners, (args.height.camera_height, args.winks.wink_diameters))?;
     let analysis = winkeye::analyze::analyze_frame(&frame, &opts).with_context(|| args.image.display().to_string())?;
     if let Some(c) = analysis.calibration.camera.as_ref() {
         warn_camera_height(c);
@@ -742,6 +799,7 @@ fn cmd_synth(args: &SynthArgs) -> Result<()> {
             style: args.style,
             view: args.view,
             baselines_off_mm: args.baselines_off,
+            wink_share: args.wink_share,
         };
         let stem = opts.stem();
         let image_name = format!("{stem}.{}", args.format);
@@ -842,7 +900,7 @@ fn cmd_eval(args: &EvalArgs) -> Result<()> {
     let cases = winkeye::eval::cases(&args.dir)?;
     let bar = progress_bar(cases.len() as u64, "{bar:30} {pos}/{len} frames, {per_sec}, {eta} left");
     if args.what == "umpire" {
-        let (results, lines) = winkeye::eval::umpire::evaluate(&cases, Ruleset::Etwa2012, &mut |n| bar.set_position(n as u64));
+        let (results, lines) = winkeye::eval::umpire::evaluate(&cases, Ruleset::Etwa2012, args.winks.wink_diameters, &mut |n| bar.set_position(n as u64));
         bar.finish_and_clear();
         let line_table = if lines.is_empty() { String::new() } else { format!("\n{}", winkeye::eval::umpire::line_table(&lines)) };
         to_stdout(&format!("{}{line_table}\n", winkeye::eval::umpire::table(&results)))?;
@@ -852,7 +910,7 @@ fn cmd_eval(args: &EvalArgs) -> Result<()> {
         return Ok(());
     }
     if args.what == "detection" {
-        let results = winkeye::eval::detection::evaluate(&cases, Ruleset::Etwa2012, &mut |n| bar.set_position(n as u64));
+        let results = winkeye::eval::detection::evaluate(&cases, Ruleset::Etwa2012, args.winks.wink_diameters, &mut |n| bar.set_position(n as u64));
         bar.finish_and_clear();
         for r in &results {
             if let Some(e) = &r.error {
@@ -901,7 +959,7 @@ fn cmd_calibrate(args: &CalibrateArgs) -> Result<()> {
         let Some(lens) = lens else { anyhow::bail!("no frame of the mat to calibrate") };
         let first = winkeye::capture::load_image(&args.images[0])?;
         let size = winkeye::calibrate::file::FrameSize { width: opencv::prelude::MatTraitConst::cols(&first) as u32, height: opencv::prelude::MatTraitConst::rows(&first) as u32 };
-        let file = CalibrationFile { format: winkeye::calibrate::file::CALIBRATION_FORMAT.into(), frame: size, lens, chessboard: chessboard_info, mat: None, camera: None };
+        let file = CalibrationFile { format: winkeye::calibrate::file::CALIBRATION_FORMAT.into(), frame: size, lens, chessboard: chessboard_info, mat: None, camera: None, winks: wink_diameters(args.winks.wink_diameters, saved.as_ref()) };
         return emit_calibration(&file, args.out.as_deref());
     };
     if let Some(cal) = saved.as_ref().and_then(|f| f.calibration()) {
@@ -913,7 +971,8 @@ fn cmd_calibrate(args: &CalibrateArgs) -> Result<()> {
         }
     }
     let opts = CalibrateOptions { mat: args.ruleset.spec().mat, corners: args.corners, lens, camera_height_mm: camera_height(args.height.camera_height, saved.as_ref()) };
-    let cal = calibrate::calibrate_frame(frame, &opts).with_context(|| path.display().to_string())?;
+    let mut cal = calibrate::calibrate_frame(frame, &opts).with_context(|| path.display().to_string())?;
+    cal.wink_diameters = wink_diameters(args.winks.wink_diameters, saved.as_ref());
     let c = &cal.corners_px;
     eprintln!(
         "{}: mat found, {} edge and {} baseline points, fit RMS {:.2} px, +x end by {:?}",
@@ -989,7 +1048,7 @@ fn interrupt_flag() -> Result<std::sync::Arc<std::sync::atomic::AtomicBool>> {
 /// The tracking options and calibration shared by `replay` and `watch`.
 fn tracker_for(
     calibration: Option<&std::path::Path>,
-    height: Option<f64>,
+    (height, winks): (Option<f64>, Option<winkeye::report::position::NominalDiameters>),
     ruleset: Ruleset,
     settle: f64,
     source_path: String,
@@ -1005,7 +1064,8 @@ fn tracker_for(
     let cal = file.as_ref().and_then(|f| f.calibration());
     let opts = TrackerOptions { settle: SettleOptions { settle_s: settle, ..SettleOptions::default() }, ruleset, source_path: Some(source_path) };
     let camera_height_mm = camera_height(height, file.as_ref());
-    Ok(Tracker::new(Referee { ruleset, lens, camera_height_mm }, opts, cal))
+    let wink_diameters = wink_diameters(winks, file.as_ref());
+    Ok(Tracker::new(Referee { ruleset, lens, camera_height_mm, wink_diameters }, opts, cal))
 }
 
 /// Where `winkeye replay` sends the loop's output: the event stream, the annotated video, the
@@ -1060,7 +1120,7 @@ fn cmd_replay(args: &ReplayArgs) -> Result<()> {
     if let Some(p) = &args.annotated {
         winkeye::track::annotate::codec_for(p)?;
     }
-    let mut tracker = tracker_for(args.calibration.as_deref(), args.height.camera_height, args.ruleset, args.settle, source.describe())?;
+    let mut tracker = tracker_for(args.calibration.as_deref(), (args.height.camera_height, args.winks.wink_diameters), args.ruleset, args.settle, source.describe())?;
     // Only the settle detector sees most frames, at a few mm a cell: decode those at a fraction
     // of full size where the source can (MJPEG), unless every frame is written out annotated.
     if let (None, Some((width, _))) = (&args.annotated, source.frame_size()) {
@@ -1134,7 +1194,7 @@ fn cmd_watch(args: &WatchArgs) -> Result<()> {
         CameraChoice::File(path) => CameraSource::open_file(path, args.simulate_unplug)?,
     };
     let name = source.describe();
-    let mut tracker = tracker_for(args.calibration.as_deref(), args.height.camera_height, args.ruleset, args.settle, name.clone())?;
+    let mut tracker = tracker_for(args.calibration.as_deref(), (args.height.camera_height, args.winks.wink_diameters), args.ruleset, args.settle, name.clone())?;
     let interrupted = interrupt_flag()?;
     let window = args.window && has_display();
     if args.window && !window {

@@ -766,3 +766,61 @@ fn umpire_calls_winks_at_the_line_in_or_off() -> TestResult {
     assert!(picture.width() >= 300 && picture.height() > picture.width() / 2, "{}x{}", picture.width(), picture.height());
     Ok(())
 }
+
+/// A set drawn at its nominal size (as another renderer may draw it) reads ~0.3 mm too far inside
+/// at the line with a typical real wink's size taken; stated (`--wink-diameters`), exactly that
+/// much less, and the document lists the stated diameters. A calibration file keeps them.
+#[test]
+fn a_sets_measured_diameters_stated_are_the_size_every_edge_is_measured_with() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let (code, err) = run(winkeye().args(["synth", "--kind", "near-line", "--seed", "9503", "--wink-share", "1,1", "--out"]).arg(dir.path()));
+    assert_eq!(code, 0, "{err}");
+    let frame = dir.path().join("nearline-09503.jpg");
+    let truth: Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("nearline-09503.json"))?)?;
+    let calls = |extra: &[&str], name: &str| -> Result<Vec<Value>, Box<dyn std::error::Error>> {
+        let out = dir.path().join(name);
+        let (code, err) = run(winkeye().arg("umpire").arg(&frame).args(extra).arg("--json").arg(&out));
+        assert_eq!(code, 0, "{err}");
+        let doc: Value = serde_json::from_str(&std::fs::read_to_string(&out)?)?;
+        Ok(doc["lines"].as_array().ok_or("lines")?.clone())
+    };
+    let (typical, stated) = (calls(&[], "a.json")?, calls(&["--wink-diameters", "22,16"], "b.json")?);
+    let field = winkeye::rules::Ruleset::Etwa2012.spec().mat.field_of_play();
+    let (mut err_typical, mut err_stated, mut n) = (0.0, 0.0, 0.0);
+    for (a, b) in typical.iter().zip(&stated) {
+        assert_eq!(a["wink"], b["wink"]);
+        // A large wink's edge 11 − 0.9705 × 11 mm further out, a small one's 8 − 0.9705 × 8.
+        let t = truth["winks"].as_array().ok_or("winks")?.iter().find(|t| px(&t["centre_px"]).zip(px(&a["wink_px"])).is_some_and(|(p, q)| (p.0 - q.0).hypot(p.1 - q.1) < 4.0)).ok_or("no truth")?;
+        let d = t["diameter_mm"].as_f64().ok_or("diameter")?;
+        let (ma, mb) = (a["inside_mm"].as_f64().ok_or("inside")?, b["inside_mm"].as_f64().ok_or("inside")?);
+        let shift = (1.0 - winkeye::geometry::REAL_DIAMETER_SHARE) * d / 2.0;
+        assert!((ma - mb - shift).abs() < 0.003, "{a} / {b}");
+        let (x, y) = px(&t["centre_mm"]).ok_or("centre_mm")?;
+        let true_inside = field.inside_distance(winkeye::geometry::MatPoint::new(x, y)) - d / 2.0;
+        err_typical += ma - true_inside;
+        err_stated += mb - true_inside;
+        n += 1.0;
+    }
+    assert!(n >= 4.0, "{n} calls");
+    // Measured on this frame's six calls: +0.36 mm inside with a typical real wink's size taken,
+    // +0.10 mm with the size stated, on average (a call's sigma is ~0.3 mm).
+    assert!(err_typical / n > 0.2 && (err_stated / n).abs() < 0.15, "{} / {}", err_typical / n, err_stated / n);
+    // The document lists the stated diameters; a calibration file keeps them for every command.
+    let cal = dir.path().join("cal.toml");
+    let (code, err) = run(winkeye().arg("calibrate").arg(&frame).args(["--wink-diameters", "21.3,15.5", "--out"]).arg(&cal));
+    assert_eq!(code, 0, "{err}");
+    assert!(std::fs::read_to_string(&cal)?.contains("[winks]\nlarge_mm = 21.3\nsmall_mm = 15.5"));
+    let out = dir.path().join("pos.json");
+    let (code, err) = run(winkeye().arg("analyze").arg(&frame).arg("--calibration").arg(&cal).arg("--json").arg(&out));
+    assert_eq!(code, 0, "{err}");
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&out)?)?;
+    for w in doc["winks"].as_array().ok_or("winks")? {
+        let want = if w["size"] == "large" { 21.3 } else { 15.5 };
+        assert_eq!(w["diameter_mm"].as_f64(), Some(want), "{w}");
+    }
+    // Sizes no set has: refused in one line.
+    let (code, err) = run(winkeye().arg("analyze").arg(&frame).args(["--wink-diameters", "16,22"]));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("is not under"), "{err}");
+    Ok(())
+}

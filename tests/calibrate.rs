@@ -9,7 +9,7 @@ use winkeye::rules::Ruleset;
 use winkeye::synth::{effects, render_still, HandChoice, Kind, Still, StillOptions};
 
 fn still(kind: Kind, seed: u64, w: u32, h: u32) -> Still {
-    let o = StillOptions { kind, seed, width: w, height: h, hand: HandChoice::Auto, ruleset: Ruleset::Etwa2012, closeup: false, camera_seed: None, k1: None, varied_look: false, style: Default::default(), view: None, baselines_off_mm: 0.0 };
+    let o = StillOptions { kind, seed, width: w, height: h, hand: HandChoice::Auto, ruleset: Ruleset::Etwa2012, closeup: false, camera_seed: None, k1: None, varied_look: false, style: Default::default(), view: None, baselines_off_mm: 0.0, wink_share: winkeye::synth::layout::WINK_SHARE };
     render_still(&o, None).expect("renders")
 }
 
@@ -114,7 +114,7 @@ fn refuses_frames_without_a_whole_mat() {
 #[test]
 fn baselines_painted_off_their_place_are_found_where_they_are() {
     for (kind, seed) in [(Kind::Start, 62), (Kind::Midgame, 62)] {
-        let o = StillOptions { kind, seed, width: 1280, height: 720, hand: HandChoice::None, ruleset: Ruleset::Etwa2012, closeup: false, camera_seed: None, k1: None, varied_look: false, style: Default::default(), view: None, baselines_off_mm: 4.0 };
+        let o = StillOptions { kind, seed, width: 1280, height: 720, hand: HandChoice::None, ruleset: Ruleset::Etwa2012, closeup: false, camera_seed: None, k1: None, varied_look: false, style: Default::default(), view: None, baselines_off_mm: 4.0, wink_share: winkeye::synth::layout::WINK_SHARE };
         let s = render_still(&o, None).expect("renders");
         let cal = calibrate_frame(&bgr(&s), &opts()).unwrap_or_else(|e| panic!("{kind:?} {seed}: {e}"));
         let (corner, mapping) = errors(&s, &cal);
@@ -173,7 +173,7 @@ fn a_saved_calibration_is_checked_against_new_frames() {
 fn chessboard_shots_calibrate_the_lens() -> Result<(), Box<dyn std::error::Error>> {
     let mut frames = Vec::new();
     for seed in 1..=6 {
-        let o = StillOptions { kind: Kind::Chessboard, seed, width: 960, height: 540, hand: HandChoice::None, ruleset: Ruleset::Etwa2012, closeup: false, camera_seed: Some(5), k1: Some(-0.2), varied_look: false, style: Default::default(), view: None, baselines_off_mm: 0.0 };
+        let o = StillOptions { kind: Kind::Chessboard, seed, width: 960, height: 540, hand: HandChoice::None, ruleset: Ruleset::Etwa2012, closeup: false, camera_seed: Some(5), k1: Some(-0.2), varied_look: false, style: Default::default(), view: None, baselines_off_mm: 0.0, wink_share: winkeye::synth::layout::WINK_SHARE };
         let s = render_still(&o, None)?;
         frames.push((std::path::PathBuf::from(format!("board-{seed}")), bgr(&s)));
     }

@@ -8,7 +8,7 @@ use winkeye::synth::render::Surface;
 use winkeye::synth::{render_still, HandChoice, Kind, Still, StillOptions, Style};
 
 fn opts(kind: Kind, seed: u64, closeup: bool) -> StillOptions {
-    StillOptions { kind, seed, width: 1280, height: 720, hand: HandChoice::Auto, ruleset: Ruleset::Etwa2012, closeup, camera_seed: None, k1: None, varied_look: false, style: Default::default(), view: None, baselines_off_mm: 0.0 }
+    StillOptions { kind, seed, width: 1280, height: 720, hand: HandChoice::Auto, ruleset: Ruleset::Etwa2012, closeup, camera_seed: None, k1: None, varied_look: false, style: Default::default(), view: None, baselines_off_mm: 0.0, wink_share: winkeye::synth::layout::WINK_SHARE }
 }
 
 fn render(o: &StillOptions) -> Still {
@@ -298,4 +298,25 @@ fn a_flat_close_up_shows_felt_where_the_traced_one_does() {
     }
     assert!(felt > 100, "{felt} felt samples");
     assert!(alike * 100 >= felt * 95, "{alike} of {felt} felt samples alike");
+}
+
+#[test]
+fn winks_can_be_drawn_at_their_nominal_size_in_the_same_scene() {
+    let o = StillOptions { width: 320, height: 180, ..opts(Kind::Midgame, 11, false) };
+    let (real, nominal) = (render(&o), render(&StillOptions { wink_share: (1.0, 1.0), ..o.clone() }));
+    let size = |w: &winkeye::report::position::Wink| if w.size == winkeye::report::position::WinkSize::Large { 22.0 } else { 16.0 };
+    // By default each wink runs 0.955–1 of its nominal size; drawn at it, exactly that.
+    for w in &real.truth.winks {
+        let share = w.diameter_mm.ok_or("diameter").map(|d| d / size(w));
+        assert!(share.is_ok_and(|s| (0.955..1.0).contains(&s)), "{w:?}");
+    }
+    for w in &nominal.truth.winks {
+        assert_eq!(w.diameter_mm, Some(size(w)), "{w:?}");
+    }
+    // The same scene otherwise: the same winks, in the same order, of the same colours and sizes.
+    let who = |s: &Still| s.truth.winks.iter().map(|w| (w.id.clone(), w.colour, w.size)).collect::<Vec<_>>();
+    assert_eq!(who(&real), who(&nominal));
+    let share = |s: &Still| serde_json::to_value(&s.truth).ok().map(|v| v["truth"]["wink_share"].clone());
+    assert_eq!(share(&real), Some(serde_json::Value::Null), "the default range is not written");
+    assert_eq!(share(&nominal), Some(serde_json::json!([1.0, 1.0])));
 }

@@ -36,12 +36,17 @@
 //! focal_px = 1391.0
 //! focal_source = "lens"   # or "homography", "prior"
 //! …
+//!
+//! [winks]               # optional: the set as measured, mm across (calipers)
+//! large_mm = 21.35
+//! small_mm = 15.5
 //! ```
 
 use super::lens::Lens;
 use super::pose::CameraPose;
 use super::{Calibration, Orientation};
 use crate::geometry::{MatSpec, PixelPoint};
+use crate::report::position::NominalDiameters;
 use nalgebra::Matrix3;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -123,6 +128,10 @@ pub struct CalibrationFile {
     /// The camera's pose.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub camera: Option<CameraPose>,
+    /// The set's winks as measured, mm across (`winkeye calibrate --wink-diameters`): margins use
+    /// them in place of a typical real wink's ([`Calibration::wink_diameters`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub winks: Option<NominalDiameters>,
 }
 
 /// Why a calibration file could not be read or written.
@@ -180,6 +189,7 @@ impl CalibrationFile {
                 baselines_found_mm: Some(c.baselines_found.map(|o| o.unwrap_or(f64::NAN))),
             }),
             camera: c.camera,
+            winks: c.wink_diameters,
         }
     }
 
@@ -204,6 +214,7 @@ impl CalibrationFile {
             felt_lab: m.felt_lab,
             camera: self.camera,
             pot_check: None,
+            wink_diameters: self.winks,
         })
     }
 
@@ -220,6 +231,9 @@ impl CalibrationFile {
         if let Some(v) = wild {
             return Err(FileError::Parse { path: path.to_owned(), message: format!("mat.baselines_found_mm has {v} mm: a baseline painted further than {MAX_BASELINE_OFFSET_MM} mm off is another line") });
         }
+        if let Some(why) = file.winks.and_then(|w| implausible_diameters(&w)) {
+            return Err(FileError::Parse { path: path.to_owned(), message: format!("winks: {why}") });
+        }
         Ok(file)
     }
 
@@ -230,6 +244,48 @@ impl CalibrationFile {
     }
 }
 
+/// Why a set's stated diameters (mm) cannot be winks', if they cannot: each 5–40 mm, the small
+/// under the large.
+pub fn implausible_diameters(d: &NominalDiameters) -> Option<String> {
+    let ok = |v: f64| v.is_finite() && (5.0..=40.0).contains(&v);
+    if !(ok(d.large_mm) && ok(d.small_mm)) {
+        Some(format!("large_mm {} and small_mm {} must each be 5-40 mm", d.large_mm, d.small_mm))
+    } else if d.small_mm >= d.large_mm {
+        Some(format!("small_mm {} is not under large_mm {}", d.small_mm, d.large_mm))
+    } else {
+        None
+    }
+}
+
 fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sets_stated_diameters_are_kept_and_sizes_no_set_has_are_refused() -> Result<(), Box<dyn std::error::Error>> {
+        let ok = NominalDiameters { large_mm: 21.35, small_mm: 15.5 };
+        assert_eq!(implausible_diameters(&ok), None);
+        for bad in [(16.0, 22.0), (21.0, 21.0), (80.0, 16.0), (22.0, f64::NAN), (22.0, 2.0)] {
+            let d = NominalDiameters { large_mm: bad.0, small_mm: bad.1 };
+            assert!(implausible_diameters(&d).is_some(), "{bad:?}");
+        }
+        let dir = tempfile::tempdir()?;
+        let file = CalibrationFile { format: CALIBRATION_FORMAT.into(), frame: FrameSize { width: 1920, height: 1080 }, lens: Lens::Pinhole, chessboard: None, mat: None, camera: None, winks: Some(ok) };
+        let path = dir.path().join("c.toml");
+        std::fs::write(&path, file.to_toml()?)?;
+        assert_eq!(CalibrationFile::load(&path)?.winks, Some(ok));
+        // A file without them (every file before session 35) reads as before.
+        std::fs::write(&path, CalibrationFile { winks: None, ..file.clone() }.to_toml()?)?;
+        assert_eq!(CalibrationFile::load(&path)?.winks, None);
+        // Sizes no set has: one line naming the section.
+        let text = file.to_toml()?.replace("small_mm = 15.5", "small_mm = 25.0");
+        std::fs::write(&path, text)?;
+        let err = CalibrationFile::load(&path).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(err.contains("winks: small_mm 25 is not under large_mm 21.35"), "{err}");
+        Ok(())
+    }
 }

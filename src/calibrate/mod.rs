@@ -13,7 +13,8 @@ pub mod fit;
 pub mod lens;
 pub mod pose;
 
-use crate::geometry::{MatPoint, MatSpec, PixelPoint};
+use crate::geometry::{MatPoint, MatSpec, PixelPoint, REAL_DIAMETER_SHARE};
+use crate::report::position::{NominalDiameters, WinkSize};
 use edges::LabImage;
 use fit::{LensFit, LinePoint, MatLine};
 use lens::Lens;
@@ -107,9 +108,22 @@ pub struct Calibration {
     /// the calibration puts the rim, in pixels. `None` when the rim was not found (no pot, or it
     /// is hidden).
     pub pot_check: Option<(PixelPoint, f64)>,
+    /// The set's winks as measured (mm across, e.g. with calipers), when stated
+    /// (`--wink-diameters`, or a calibration file's `[winks]`): every margin, gap and edge is then
+    /// a wink of that size's ([`Calibration::real_radius`]).
+    pub wink_diameters: Option<NominalDiameters>,
 }
 
 impl Calibration {
+    /// A real wink's radius, mm, for a size whose nominal diameters are `nominal`: the set's own as
+    /// stated ([`Calibration::wink_diameters`]), else [`REAL_DIAMETER_SHARE`] of the nominal one.
+    /// The frame cannot tell it: where a rim's edge falls depends on how the rim is lit and drawn
+    /// (edge-fitted diameters read 0.3 mm over the truth on traced frames and 0.9 mm on flat-drawn
+    /// ones), so a set drawn at its nominal size reads every margin ~0.5 mm short unless stated.
+    pub fn real_radius(&self, nominal: &NominalDiameters, size: WinkSize) -> f64 {
+        self.wink_diameters.map_or(REAL_DIAMETER_SHARE * nominal.of(size), |d| d.of(size)) / 2.0
+    }
+
     /// The mat point (z = 0) seen at image point `px`.
     pub fn image_to_mat(&self, px: PixelPoint) -> Option<MatPoint> {
         fit::apply_inverse(&self.mat_from_img, self.lens.undistort(px))
@@ -298,6 +312,7 @@ fn calibrate_from(bgr: &Mat, opts: &CalibrateOptions) -> Result<Calibration, Cal
         baseline_points,
         baselines_found,
         felt_lab,
+        wink_diameters: None,
     })
 }
 

@@ -21,7 +21,7 @@ pub mod template;
 
 use crate::calibrate::Calibration;
 use crate::geometry::plane::{fit_circle, inside_convex};
-use crate::geometry::{MatPoint, PixelPoint, REAL_DIAMETER_SHARE};
+use crate::geometry::{MatPoint, PixelPoint};
 use crate::report::position::{Colour, NominalDiameters, Squop, Wink, WinkSize, WinkState};
 use crate::report::round3;
 use crate::rules::Ruleset;
@@ -155,8 +155,9 @@ pub struct Detections {
 
 impl Detections {
     /// The winks, as the position document lists them; winks seen in the pot, whose rims are
-    /// not measured, with their size's nominal diameter from `nominal`.
-    pub fn winks(&self, nominal: &NominalDiameters) -> Vec<Wink> {
+    /// not measured, with their size's nominal diameter from `nominal`; every wink with its
+    /// size's from `stated` where the set's measured diameters are stated.
+    pub fn winks(&self, nominal: &NominalDiameters, stated: Option<&NominalDiameters>) -> Vec<Wink> {
         self.found
             .iter()
             .map(|f| {
@@ -170,7 +171,7 @@ impl Detections {
                     id: f.id.clone(),
                     colour: f.colour,
                     size: f.size,
-                    diameter_mm: Some(round3(f.radius_mm.map_or(nominal.of(f.size), |r| 2.0 * r))),
+                    diameter_mm: Some(round3(stated.map(|d| d.of(f.size)).or(f.radius_mm.map(|r| 2.0 * r)).unwrap_or(nominal.of(f.size)))),
                     centre_px: Some(PixelPoint::new(round3(f.centre_px.x), round3(f.centre_px.y))),
                     centre_mm: f.centre_mm.map(|c| MatPoint::new(round3(c.x), round3(c.y))),
                     level: Some(f.level),
@@ -508,7 +509,7 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
         let home = crate::geometry::Corner::ALL[colour_home(f.colour)];
         f.state = if baselines.iter().any(|b| b.corner == home && b.holds_disc(c, r - UNPLAYED_TOLERANCE_MM)) && f.level == 0 && outline.contains_disc(c, r) {
             WinkState::Unplayed
-        } else if !field.contains_disc(c, REAL_DIAMETER_SHARE * r) {
+        } else if !field.contains_disc(c, cal.real_radius(&spec.winks, f.size)) {
             // Off when any part of the real wink, a few per cent under its nominal size, is
             // beyond the boundary (13).
             WinkState::Off
@@ -1399,8 +1400,8 @@ const TEMPLATE_BLUR_SHARE: f64 = 3.0;
 struct Pictures {
     /// Excess of the picture's radius over the nominal one, mm, by colour; `None` when too few
     /// winks were seen whole to learn it (frames of winks close together), and a real wink's
-    /// radius ([`REAL_DIAMETER_SHARE`] of the nominal) stands in: the nominal one, 3% too large,
-    /// moved centres towards their hidden sides.
+    /// radius ([`Calibration::real_radius`]) stands in: the nominal one, 3% too large, moved
+    /// centres towards their hidden sides.
     offset: Option<[f64; 4]>,
     /// The frame's median blur of winks seen whole times [`TEMPLATE_BLUR_SHARE`]: a picture much
     /// more blurred has stretched one disc over something else (two winks of one colour read as
@@ -1449,11 +1450,11 @@ impl Pictures {
         let f = &found[i];
         let ring = ring_of(view, cal, nominal, found, i, rest)?;
         let nominal_r = nominal.of(f.size) / 2.0;
-        let r = nominal_r + self.offset.map_or((REAL_DIAMETER_SHARE - 1.0) * nominal_r, |o| o[colour_index(f.colour)]);
+        let r = self.offset.map_or(cal.real_radius(nominal, f.size), |o| nominal_r + o[colour_index(f.colour)]);
         ring.fit(template::Radius::Fixed(r)).filter(|g| g.blur_px <= self.most_blur).map(|g| g.centre)
     }
 
-    /// The margin (mm, real winks' footprints: [`REAL_DIAMETER_SHARE`] of the nominal radii) of
+    /// The margin (mm, real winks' footprints: [`Calibration::real_radius`]) of
     /// winks `a` and `b` lying flat, from their pictures each with the other left out; `None`
     /// where either picture cannot be fitted.
     fn flat_margin(&self, view: &LinearView<'_>, cal: &Calibration, nominal: &NominalDiameters, found: &[Found], a: usize, b: usize) -> Option<f64> {
@@ -1463,7 +1464,7 @@ impl Pictures {
             Rest::Leaning { .. } => Rest::Flat { base_mm: 0.0 },
         };
         let (ca, cb) = (self.centre(view, cal, nominal, found, a, flat(a))?, self.centre(view, cal, nominal, found, b, flat(b))?);
-        Some(REAL_DIAMETER_SHARE * (nominal.of(found[a].size) + nominal.of(found[b].size)) / 2.0 - ca.distance(cb))
+        Some(cal.real_radius(nominal, found[a].size) + cal.real_radius(nominal, found[b].size) - ca.distance(cb))
     }
 }
 

@@ -459,6 +459,7 @@ pub(crate) mod tests {
             baseline_points: 0,
             baselines_found: [None; 4],
             felt_lab: [128.0, 128.0, 128.0],
+            wink_diameters: None,
             camera: None,
             pot_check: None,
         }

@@ -10,7 +10,7 @@ use super::{quantile, Case};
 use crate::analyze::{analyze_frame, AnalyzeOptions};
 use crate::capture::load_image;
 use crate::geometry::MatPoint;
-use crate::report::position::{Colour, Position, Wink, WinkState};
+use crate::report::position::{Colour, NominalDiameters, Position, Wink, WinkState};
 use crate::rules::{Ruleset, SURE_SQUOP};
 use std::time::Instant;
 
@@ -134,16 +134,16 @@ pub(super) fn px_scale(truth: &Position) -> f64 {
 }
 
 /// Analyses every case and scores it.
-pub fn evaluate(cases: &[Case], ruleset: Ruleset, progress: &mut dyn FnMut(usize)) -> Vec<FrameResult> {
+pub fn evaluate(cases: &[Case], ruleset: Ruleset, wink_diameters: Option<NominalDiameters>, progress: &mut dyn FnMut(usize)) -> Vec<FrameResult> {
     let mut out = Vec::new();
     for (i, case) in cases.iter().enumerate() {
-        out.push(one(case, ruleset));
+        out.push(one(case, ruleset, wink_diameters));
         progress(i + 1);
     }
     out
 }
 
-fn one(case: &Case, ruleset: Ruleset) -> FrameResult {
+fn one(case: &Case, ruleset: Ruleset, wink_diameters: Option<NominalDiameters>) -> FrameResult {
     let mut r = FrameResult { image: case.image.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(), ..Default::default() };
     let frame = match load_image(&case.image) {
         Ok(f) => f,
@@ -153,7 +153,7 @@ fn one(case: &Case, ruleset: Ruleset) -> FrameResult {
         }
     };
     let t0 = Instant::now();
-    let analysis = analyze_frame(&frame, &AnalyzeOptions::new(ruleset));
+    let analysis = analyze_frame(&frame, &AnalyzeOptions { wink_diameters, ..AnalyzeOptions::new(ruleset) });
     r.ms = t0.elapsed().as_secs_f64() * 1000.0;
     let analysis = match analysis {
         Ok(a) => a,

@@ -291,7 +291,7 @@ fn one(case: &ClipCase, ruleset: Ruleset, settle_s: f64) -> ClipResult {
         ..Default::default()
     };
     let opts = TrackerOptions { settle: SettleOptions { settle_s, ..SettleOptions::default() }, ruleset, source_path: Some(case.video.display().to_string()) };
-    let mut tracker = Tracker::new(Referee { ruleset, lens: None, camera_height_mm: None }, opts, None);
+    let mut tracker = Tracker::new(Referee { ruleset, lens: None, camera_height_mm: None, wink_diameters: None }, opts, None);
     // As `winkeye replay` reads footage: frames only the settle detector sees decoded reduced.
     let opened = open_recorded(&case.video).and_then(|mut s| {
         if let Some((width, _)) = s.frame_size() {

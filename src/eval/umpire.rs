@@ -9,7 +9,7 @@ use super::Case;
 use crate::analyze::{analyze_frame, AnalyzeOptions};
 use crate::capture::load_image;
 use crate::geometry::PixelPoint;
-use crate::report::position::{Position, WinkState};
+use crate::report::position::{NominalDiameters, Position, WinkState};
 use crate::rules::Ruleset;
 use crate::umpire::{boundaries, call_on_views, closeup, line_calls, overhead, which_line, Budget, Closeup, LineCall, Pair};
 
@@ -151,10 +151,11 @@ fn truth_pairs(truth: &Position) -> Vec<(PixelPoint, PixelPoint, f64, Option<boo
 /// Runs the umpire on every case (close-ups by their truth's kind) and matches the pairs. A
 /// close-up with other views of it beside it (`<stem>-vN`) is also called on all its photos (the
 /// views are not scored on their own).
-pub fn evaluate(cases: &[Case], ruleset: Ruleset, progress: &mut dyn FnMut(usize)) -> (Vec<PairResult>, Vec<LineResult>) {
+pub fn evaluate(cases: &[Case], ruleset: Ruleset, wink_diameters: Option<NominalDiameters>, progress: &mut dyn FnMut(usize)) -> (Vec<PairResult>, Vec<LineResult>) {
     let mut out = Vec::new();
     let mut lines = Vec::new();
-    let nominal = ruleset.spec().winks;
+    // A close-up's scale is the winks' own: the set's measured sizes where stated.
+    let nominal = wink_diameters.unwrap_or(ruleset.spec().winks);
     let stem = |c: &Case| c.image.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     for (k, case) in cases.iter().enumerate() {
         progress(k + 1);
@@ -178,7 +179,7 @@ pub fn evaluate(cases: &[Case], ruleset: Ruleset, progress: &mut dyn FnMut(usize
             }
             calls.push((found.pairs, 1));
         } else {
-            match analyze_frame(&frame, &AnalyzeOptions::new(ruleset)) {
+            match analyze_frame(&frame, &AnalyzeOptions { wink_diameters, ..AnalyzeOptions::new(ruleset) }) {
                 Ok(a) => {
                     calls.push((overhead(&a, None), 1));
                     let called: Vec<LineCall> = line_calls(&a, None).into_iter().map(|(_, l)| l).collect();

@@ -685,8 +685,9 @@ pub enum PositionError {
     },
 }
 
-/// Nominal wink diameters, in mm, used where a wink has no measured `diameter_mm`.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// Nominal wink diameters, in mm, used where a wink has no measured `diameter_mm` (also a set's
+/// diameters as measured: [`crate::calibrate::Calibration::wink_diameters`]).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct NominalDiameters {
     /// A large wink's diameter, in mm.
     pub large_mm: f64,

@@ -169,11 +169,19 @@ pub fn resting_pose(below: &Disc, upper: &mut Disc, c: MatPoint) {
     }
 }
 
+/// A rendered wink's diameter as a share of its nominal one, drawn uniformly from this range for
+/// each wink: real winks run a little under their nominal size and are not all alike (domain.md:
+/// large ones 21.1–21.6 mm for a nominal 22). `synth --wink-share` draws from another range, e.g.
+/// every wink at its nominal size, as another renderer may.
+pub const WINK_SHARE: (f64, f64) = (0.955, 1.0);
+
 /// Places winks on the mat, keeping the ones not meant to touch apart.
 pub struct Placer<'a> {
     rng: &'a mut Pcg64,
     spec: MatSpec,
     nominal: (f64, f64),
+    /// The range of a wink's diameter as a share of its nominal one ([`WINK_SHARE`]).
+    share: (f64, f64),
     /// The winks placed so far.
     pub winks: Vec<WinkBody>,
     /// How many winks of each colour have been made (for ids).
@@ -183,7 +191,12 @@ pub struct Placer<'a> {
 impl<'a> Placer<'a> {
     /// A placer for a mat and nominal (large, small) diameters.
     pub fn new(rng: &'a mut Pcg64, spec: &RulesetSpec) -> Self {
-        Placer { rng, spec: spec.mat, nominal: (spec.winks.large_mm, spec.winks.small_mm), winks: Vec::new(), made: 0 }
+        Placer { rng, spec: spec.mat, nominal: (spec.winks.large_mm, spec.winks.small_mm), share: WINK_SHARE, winks: Vec::new(), made: 0 }
+    }
+
+    /// This placer with winks' diameters drawn from `share` of their nominal ones.
+    pub fn sized(self, share: (f64, f64)) -> Self {
+        Placer { share, ..self }
     }
 
     fn body(&mut self, colour: Colour, size: WinkSize) -> Disc {
@@ -191,8 +204,11 @@ impl<'a> Placer<'a> {
             WinkSize::Large => self.nominal.0,
             WinkSize::Small => self.nominal.1,
         };
-        // Real winks run a little under their nominal size and are not all alike.
-        let diameter = nominal * self.rng.random_range(0.955..1.0);
+        // Real winks run a little under their nominal size and are not all alike. Another range
+        // takes the same draw to the same place in it, so the scene is otherwise the same.
+        let t = self.rng.random_range(WINK_SHARE.0..WINK_SHARE.1);
+        let share = if self.share == WINK_SHARE { t } else { self.share.0 + (t - WINK_SHARE.0) / (WINK_SHARE.1 - WINK_SHARE.0) * (self.share.1 - self.share.0) };
+        let diameter = nominal * share;
         let thickness = self.rng.random_range(1.4..1.8);
         let albedo = jitter(self.rng, lin(wink_srgb(colour)), 0.1);
         Disc {
@@ -398,13 +414,14 @@ impl<'a> Placer<'a> {
     }
 }
 
-/// Fills `scene` with a position of `kind`.
-pub fn populate(rng: &mut Pcg64, scene: &mut Scene, spec: &RulesetSpec, kind: Kind) {
+/// Fills `scene` with a position of `kind`, the winks' diameters drawn from `share` of their
+/// nominal ones ([`WINK_SHARE`]).
+pub fn populate(rng: &mut Pcg64, scene: &mut Scene, spec: &RulesetSpec, kind: Kind, share: (f64, f64)) {
     let pot = scene.pot.clone();
     let table_z = -scene.mat.thickness_mm;
     let mut sets = sets(rng);
     let mut placer_rng = Pcg64::new(rng.random(), rng.random());
-    let mut p = Placer::new(&mut placer_rng, spec);
+    let mut p = Placer::new(&mut placer_rng, spec).sized(share);
     match kind {
         Kind::Chessboard => {}
         Kind::Start => {
@@ -570,10 +587,11 @@ pub fn add_hand(rng: &mut Pcg64, scene: &mut Scene, choice: HandChoice, kind: Ki
 }
 
 /// A close-up subject: two to five winks in a tight cluster well inside the mat (no corner or pot
-/// in view), with near misses and a squop. Returns the cluster's centre.
-pub fn closeup_cluster(rng: &mut Pcg64, scene: &mut Scene, spec: &RulesetSpec) -> MatPoint {
+/// in view), with near misses and a squop; the winks' diameters drawn from `share` of their
+/// nominal ones. Returns the cluster's centre.
+pub fn closeup_cluster(rng: &mut Pcg64, scene: &mut Scene, spec: &RulesetSpec, share: (f64, f64)) -> MatPoint {
     let mut placer_rng = Pcg64::new(rng.random(), rng.random());
-    let mut p = Placer::new(&mut placer_rng, spec);
+    let mut p = Placer::new(&mut placer_rng, spec).sized(share);
     let (hl, hw) = (spec.mat.length_mm / 2.0, spec.mat.width_mm / 2.0);
     let centre = MatPoint::new(
         p.rng.random_range(250.0..hl - 350.0) * if p.rng.random_bool(0.5) { 1.0 } else { -1.0 },

@@ -95,6 +95,10 @@ pub struct StillOptions {
     /// mat's centre (negative: towards it), as a hand-painted mat may have them; the truth's
     /// field of play follows the painted lines (rule 3).
     pub baselines_off_mm: f64,
+    /// Each wink's diameter as a share of its nominal one is drawn from this range
+    /// ([`layout::WINK_SHARE`] as real winks are; `(1.0, 1.0)` draws every wink at its nominal
+    /// size). The scene is otherwise the same.
+    pub wink_share: (f64, f64),
 }
 
 /// How a still is drawn.
@@ -157,7 +161,7 @@ pub fn render_still(opts: &StillOptions, path: Option<String>) -> Result<Still, 
     let mut scene = layout::room(&mut rng, spec);
     let body = (opts.camera_seed.is_some() || opts.k1.is_some()).then(|| shoot::body(opts.camera_seed.unwrap_or(opts.seed), opts.width, opts.height, opts.k1));
     let camera = if opts.closeup {
-        let centre = layout::closeup_cluster(&mut rng, &mut scene, spec);
+        let centre = layout::closeup_cluster(&mut rng, &mut scene, spec, opts.wink_share);
         if let Some(v) = opts.view {
             // Another view: its own stream for the camera and its effects, the winks unchanged.
             rng = Pcg64::seed_from_u64(opts.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ v.wrapping_mul(0xD1B5_4A32_D192_ED03) ^ 0x0C10_5E01);
@@ -170,7 +174,7 @@ pub fn render_still(opts: &StillOptions, path: Option<String>) -> Result<Still, 
         scene.pot = None;
         cam
     } else {
-        layout::populate(&mut rng, &mut scene, spec, opts.kind);
+        layout::populate(&mut rng, &mut scene, spec, opts.kind, opts.wink_share);
         layout::add_squidger(&mut rng, &mut scene);
         layout::add_hand(&mut rng, &mut scene, opts.hand, opts.kind);
         match body {
@@ -196,7 +200,7 @@ pub fn render_still(opts: &StillOptions, path: Option<String>) -> Result<Still, 
     let image = effects::decode(&jpeg)?;
     let stem = opts.stem();
     let kind = stem.split_once('-').map_or(stem.as_str(), |(k, _)| k);
-    let prov = truth::Provenance { kind, seed: opts.seed, effects: &fx, path, style: opts.style };
+    let prov = truth::Provenance { kind, seed: opts.seed, effects: &fx, path, style: opts.style, wink_share: opts.wink_share };
     let truth = truth::truth(&scene, &camera, &frame.visible_px, opts.ruleset, &prov)?;
     Ok(Still { jpeg, image, truth, camera, surfaces: frame.surfaces })
 }

@@ -49,6 +49,8 @@ pub struct Provenance<'a> {
     pub path: Option<String>,
     /// How the picture was drawn.
     pub style: super::Style,
+    /// The range the winks' diameters were drawn from, as shares of their nominal ones.
+    pub wink_share: (f64, f64),
 }
 
 /// The truth position document: winks, squops (computed from the geometry), the calibration as
@@ -123,6 +125,9 @@ pub fn truth(scene: &Scene, cam: &Camera, visible_px: &[f64], ruleset: Ruleset, 
     });
     if prov.style == super::Style::Flat {
         about["style"] = json!("flat");
+    }
+    if prov.wink_share != super::layout::WINK_SHARE {
+        about["wink_share"] = json!([prov.wink_share.0, prov.wink_share.1]);
     }
     extra.insert("truth".into(), about);
     let raw = Position {

@@ -44,6 +44,8 @@ pub struct Referee {
     pub lens: Option<Lens>,
     /// The camera's height above the mat as measured, mm, used when calibrating.
     pub camera_height_mm: Option<f64>,
+    /// The set's winks as measured, mm across, when stated.
+    pub wink_diameters: Option<crate::report::position::NominalDiameters>,
 }
 
 impl Analyser for Referee {
@@ -58,6 +60,7 @@ impl Analyser for Referee {
         opts.calibration = Some(cal.clone());
         opts.lens = self.lens.clone();
         opts.source = source;
+        opts.wink_diameters = self.wink_diameters;
         analyze_frame(frame, &opts)
     }
 }
@@ -463,6 +466,7 @@ mod tests {
             felt_lab: [120.0, 128.0, 128.0],
             camera: None,
             pot_check: None,
+            wink_diameters: None,
         })
     }
 

@@ -3,13 +3,13 @@
 //! beyond it), with its uncertainty, and a verdict only where that decides it.
 //!
 //! From an overhead frame: the wink's parallax-corrected footprint and a real wink's radius
-//! ([`REAL_DIAMETER_SHARE`] of the nominal), against the field of play's boundary where the
+//! ([`crate::calibrate::Calibration::real_radius`]), against the field of play's boundary where the
 //! calibration found it (the mat's edges, and the baselines as painted, rule 3).
 
 use super::{centre_sigma, nearest_first, ruleset_of, size_sigma, Budget, Nearness, DIAMETER_SIGMA_MM, NEAR_MM, REPORT_GAP_MM, TILT_SIGMA_MM, VERDICT_SIGMAS};
 use crate::analyze::Analysis;
 use crate::detect::Found;
-use crate::geometry::{ConvexPolygon, MatPoint, PixelPoint, REAL_DIAMETER_SHARE};
+use crate::geometry::{ConvexPolygon, MatPoint, PixelPoint};
 use crate::report::position::{Colour, WinkState};
 use crate::report::round3;
 use crate::rules::RulesetSpec;
@@ -152,14 +152,14 @@ pub fn line_calls(analysis: &Analysis, near: Option<PixelPoint>) -> Vec<(Option<
 /// within [`NEAR_MM`] of that pixel.
 fn line_call(analysis: &Analysis, spec: &RulesetSpec, (field, outline): (&ConvexPolygon, &ConvexPolygon), f: &Found, near: Option<PixelPoint>) -> Option<(Option<Nearness>, LineCall)> {
     let (cal, ppm) = (&analysis.calibration, analysis.detections.px_per_mm.max(1e-6));
-    let (c, r) = (f.centre_mm?, REAL_DIAMETER_SHARE * f.radius_mm?);
+    let (c, r) = (f.centre_mm?, cal.real_radius(&spec.winks, f.size));
     let to_line = field.inside_distance(c);
     let inside = to_line - r;
     if inside.abs() >= REPORT_GAP_MM {
         return None;
     }
     let line = which_line((field, outline), c);
-    let sigma = line_sigma(f, line, ppm, cal.rms_px, &spec.winks);
+    let sigma = line_sigma(f, line, ppm, cal.rms_px, size_sigma(f, cal, &spec.winks));
     let edge = field.edges().min_by(|a, b| a.closest_point(c).distance(c).total_cmp(&b.closest_point(c).distance(c)))?;
     let at = edge.closest_point(c);
     let out = at - c;
@@ -174,7 +174,7 @@ fn line_call(analysis: &Analysis, spec: &RulesetSpec, (field, outline): (&Convex
     if how_near.is_some_and(|d| d.0 > NEAR_MM * ppm) {
         return None;
     }
-    let at_other_size = (size_sigma(f, &spec.winks) > 0.0).then(|| to_line - REAL_DIAMETER_SHARE * spec.winks.of(f.size.other()) / 2.0);
+    let at_other_size = (size_sigma(f, cal, &spec.winks) > 0.0).then(|| to_line - cal.real_radius(&spec.winks, f.size.other()));
     let mut call = LineCall {
         wink: f.id.clone(),
         colour: f.colour,
@@ -196,14 +196,14 @@ fn line_call(analysis: &Analysis, spec: &RulesetSpec, (field, outline): (&Convex
 
 /// One sd of a wink's distance inside the boundary: its footprint centre's fit along the
 /// boundary's normal, its true radius against a real wink's ([`DIAMETER_SIGMA_MM`]), the tilt
-/// of a wink resting on another, its size where that is unsure, the calibration's residual (the
-/// boundary's place in the frame), and a baseline's place as painted.
-fn line_sigma(f: &Found, line: &str, ppm: f64, rms_px: f64, nominal: &crate::report::position::NominalDiameters) -> Budget {
+/// of a wink resting on another, its size where that is unsure (`size_sd`, from `size_sigma`), the
+/// calibration's residual (the boundary's place in the frame), and a baseline's place as painted.
+fn line_sigma(f: &Found, line: &str, ppm: f64, rms_px: f64, size_sd: f64) -> Budget {
     Budget::of(&[
         ("outline_fit", centre_sigma(f, ppm)),
         ("real_diameter", DIAMETER_SIGMA_MM),
         ("tilt", if f.level > 0 { TILT_SIGMA_MM } else { 0.0 }),
-        ("wink_size", size_sigma(f, nominal)),
+        ("wink_size", size_sd),
         ("calibration", rms_px / ppm),
         ("baseline", if line == "baseline" { BASELINE_SIGMA_MM } else { 0.0 }),
     ])
@@ -277,8 +277,7 @@ mod tests {
     #[test]
     fn a_baselines_place_counts_in_the_sigma_and_a_mat_edges_does_not() {
         let f = crate::detect::test_wink(Colour::Blue, MatPoint::new(0.0, 0.0));
-        let nominal = crate::report::position::NominalDiameters::STANDARD;
-        let sources = |line: &str| line_sigma(&f, line, 0.8, 0.3, &nominal).parts().iter().map(|p| p.source).collect::<Vec<_>>();
+        let sources = |line: &str| line_sigma(&f, line, 0.8, 0.3, 0.0).parts().iter().map(|p| p.source).collect::<Vec<_>>();
         assert!(sources("baseline").contains(&"baseline"));
         assert!(!sources("mat_edge").contains(&"baseline"));
         // Its own diameter and the calibration count either way.

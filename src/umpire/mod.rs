@@ -3,8 +3,8 @@
 //! when the evidence decides it.
 //!
 //! **Overhead** (a frame of the whole mat): the pairs come from [`crate::analyze`]; margins from the
-//! parallax-corrected footprints and the real winks' diameters ([`REAL_DIAMETER_SHARE`] of the
-//! nominal ones).
+//! parallax-corrected footprints and the real winks' diameters (the set's as measured where
+//! stated, `--wink-diameters`; else [`REAL_DIAMETER_SHARE`] of the nominal ones).
 //!
 //! **Close-up** (a hand-held photo of a few winks, no mat corner in view; see [`closeup`]): the
 //! winks' outlines are ellipses of circles of known diameter; the plane's pose is fitted to all
@@ -41,7 +41,7 @@ use crate::analyze::Analysis;
 use crate::detect::Found;
 use crate::geometry::plane::inside_convex;
 use crate::geometry::PixelPoint;
-use crate::report::position::Colour;
+use crate::report::position::{Colour, WinkSize};
 use crate::report::round3;
 use opencv::core::Mat;
 use serde::Serialize;
@@ -89,12 +89,12 @@ pub const UNSURE_SIZE_WRONG: f64 = 0.17;
 /// One sd of a margin (mm) from wink `f`'s size when it is unsure: the other size would move the
 /// rim by the difference of the radii, with [`UNSURE_SIZE_WRONG`]'s chance (the sd of that
 /// two-valued error); 0 when it is sure.
-fn size_sigma(f: &Found, nominal: &crate::report::position::NominalDiameters) -> f64 {
+fn size_sigma(f: &Found, cal: &crate::calibrate::Calibration, nominal: &crate::report::position::NominalDiameters) -> f64 {
     let unsure = f.large_preference != 0.0 && f.large_preference.abs() < UNSURE_SIZE_PREFERENCE;
     if !unsure {
         return 0.0;
     }
-    let step = REAL_DIAMETER_SHARE * (nominal.large_mm - nominal.small_mm) / 2.0;
+    let step = cal.real_radius(nominal, WinkSize::Large) - cal.real_radius(nominal, WinkSize::Small);
     step * (UNSURE_SIZE_WRONG * (1.0 - UNSURE_SIZE_WRONG)).sqrt()
 }
 
@@ -471,7 +471,8 @@ pub fn overhead_tagged(analysis: &Analysis, near: Option<PixelPoint>) -> Vec<(Op
             let Some(nominal_m) = crate::stack::margin(a, b) else { continue };
             // The footprints are fitted with the nominal radii; real winks are a few per cent
             // smaller, which the margin must not count as overlap.
-            let m = real_margin(nominal_m, a.radius_mm.unwrap_or(0.0), b.radius_mm.unwrap_or(0.0));
+            let real = |f: &Found| f.radius_mm.unwrap_or(0.0) - analysis.calibration.real_radius(nominal, f.size);
+            let m = real_margin(nominal_m, real(a), real(b));
             if m <= -REPORT_GAP_MM {
                 continue;
             }
@@ -480,7 +481,7 @@ pub fn overhead_tagged(analysis: &Analysis, near: Option<PixelPoint>) -> Vec<(Op
                 continue;
             }
             let tilt = |f: &Found| if f.level > 0 { TILT_SIGMA_MM } else { 0.0 };
-            let sizes = (size_sigma(a, nominal), size_sigma(b, nominal));
+            let sizes = (size_sigma(a, &analysis.calibration, nominal), size_sigma(b, &analysis.calibration, nominal));
             let sigma = Budget::of(&[
                 ("outline_fit", centre_sigma(a, ppm).hypot(centre_sigma(b, ppm))),
                 ("real_diameters", std::f64::consts::SQRT_2 * DIAMETER_SIGMA_MM),
@@ -505,10 +506,10 @@ fn ruleset_of(analysis: &Analysis) -> crate::rules::Ruleset {
     analysis.position.ruleset.as_deref().and_then(|r| r.parse().ok()).unwrap_or_default()
 }
 
-/// The margin of two real winks from that of their nominal footprints (radii `ra`, `rb`, mm): each
-/// real wink's rim lies [`REAL_DIAMETER_SHARE`] of the way out.
-pub fn real_margin(nominal_margin: f64, ra: f64, rb: f64) -> f64 {
-    nominal_margin - (1.0 - REAL_DIAMETER_SHARE) * (ra + rb)
+/// The margin of two real winks from that of their nominal footprints: each real wink's rim lies
+/// `short_a`, `short_b` mm inside its nominal one ([`crate::calibrate::Calibration::real_radius`]).
+pub fn real_margin(nominal_margin: f64, short_a: f64, short_b: f64) -> f64 {
+    nominal_margin - short_a - short_b
 }
 
 /// `--near X,Y` keeps the pairs within this many mm of the pixel: a wink under it (or nearly)
@@ -739,14 +740,19 @@ mod tests {
     #[test]
     fn an_unsure_size_widens_the_margins_sigma_by_the_chance_it_is_the_other() {
         let nominal = crate::report::position::NominalDiameters::STANDARD;
+        let cal = crate::detect::template::test_calibration();
         let wink = |large_preference: f64| Found { large_preference, ..crate::detect::test_wink(Colour::Yellow, crate::geometry::MatPoint::new(0.0, 0.0)) };
         // Sure either way, or settled by other evidence (0): nothing added.
-        assert_eq!(size_sigma(&wink(0.8), &nominal), 0.0);
-        assert_eq!(size_sigma(&wink(-1.0), &nominal), 0.0);
-        assert_eq!(size_sigma(&wink(0.0), &nominal), 0.0);
+        assert_eq!(size_sigma(&wink(0.8), &cal, &nominal), 0.0);
+        assert_eq!(size_sigma(&wink(-1.0), &cal, &nominal), 0.0);
+        assert_eq!(size_sigma(&wink(0.0), &cal, &nominal), 0.0);
         // Unsure: the real radii's difference (about 2.9 mm) times the sd of a 17% chance.
-        let s = size_sigma(&wink(-0.25), &nominal);
+        let s = size_sigma(&wink(-0.25), &cal, &nominal);
         assert!((s - REAL_DIAMETER_SHARE * 3.0 * (0.17f64 * 0.83).sqrt()).abs() < 1e-9, "{s}");
+        // A set measured at 21.0 and 15.4 mm: their radii's difference.
+        let measured = crate::calibrate::Calibration { wink_diameters: Some(crate::report::position::NominalDiameters { large_mm: 21.0, small_mm: 15.4 }), ..cal.clone() };
+        let s_measured = size_sigma(&wink(-0.25), &measured, &nominal);
+        assert!((s_measured - 2.8 * (0.17f64 * 0.83).sqrt()).abs() < 1e-9, "{s_measured}");
         // A large wink read as small, 1 mm onto a small one at 3840 x 2160 (rendered: 2.0 ± 0.41
         // mm apart as measured), is no longer called apart.
         assert_eq!(verdict(-2.0, 0.41, None).0, "not_squopped");
@@ -836,11 +842,17 @@ mod tests {
     fn nominal_footprints_that_touch_are_real_winks_with_a_gap() {
         // Two large winks fitted with the nominal 11 mm radius whose footprints just touch: real
         // winks 21.1–21.6 mm across leave a gap of 0.4–0.9 mm between them.
-        let m = real_margin(0.0, 11.0, 11.0);
+        let nominal = crate::report::position::NominalDiameters::STANDARD;
+        let cal = crate::detect::template::test_calibration();
+        let short = |cal: &crate::calibrate::Calibration, size: WinkSize| nominal.of(size) / 2.0 - cal.real_radius(&nominal, size);
+        let m = real_margin(0.0, short(&cal, WinkSize::Large), short(&cal, WinkSize::Large));
         assert!((-0.9..=-0.4).contains(&m), "{m}");
         // An overlap of 3 mm between a large and a small wink's nominal footprints is less by the
         // same 3% of both radii.
-        let m = real_margin(3.0, 11.0, 8.0);
+        let m = real_margin(3.0, short(&cal, WinkSize::Large), short(&cal, WinkSize::Small));
         assert!((m - (3.0 - 0.03 * 19.0)).abs() < 0.02, "{m}");
+        // A set measured at its nominal size: the nominal footprints' margin as it is.
+        let nominal_set = crate::calibrate::Calibration { wink_diameters: Some(nominal), ..cal };
+        assert_eq!(real_margin(3.0, short(&nominal_set, WinkSize::Large), short(&nominal_set, WinkSize::Small)), 3.0);
     }
 }
