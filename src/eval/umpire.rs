@@ -116,10 +116,16 @@ pub fn line_table(r: &[LineResult]) -> String {
     let mut e: Vec<f64> = called.iter().map(|c| (c.0.true_mm - c.1).abs()).collect();
     let err = if e.is_empty() { "–".to_string() } else { format!("{:.3} / {:.3}", super::quantile(&mut e, 0.5), super::quantile(&mut e, 0.95)) };
     out.push_str(&format!("| |true − measured|, median / 95th pct (mm) | {err} |\n"));
+    out.push_str(&format!("| measured − true, mean (mm; + reads further inside than truly) | {} |\n", mean_or_dash(&called.iter().map(|c| c.1 - c.0.true_mm).collect::<Vec<_>>())));
     let mut s: Vec<f64> = called.iter().map(|c| c.2).collect();
     let sig = if s.is_empty() { "–".to_string() } else { format!("{:.2}", super::quantile(&mut s, 0.5)) };
     out.push_str(&format!("| median sigma (mm) | {sig} |\n"));
     out
+}
+
+/// The mean of `v` signed, to 0.001 mm, or "–" for none.
+fn mean_or_dash(v: &[f64]) -> String {
+    if v.is_empty() { "–".into() } else { format!("{:+.3}", v.iter().sum::<f64>() / v.len() as f64) }
 }
 
 /// A close-up that is another view of one beside it (`<stem>-v<N>`): its photo's file stem.
@@ -307,6 +313,9 @@ pub fn table(r: &[PairResult]) -> String {
         let mut e: Vec<f64> = v.iter().map(|p| (p.true_mm - p.margin_mm).abs()).collect();
         if e.is_empty() { "–".into() } else { format!("{:.3} / {:.3}", super::quantile(&mut e, 0.5), super::quantile(&mut e, 0.95)) }
     }));
+    // A bias shows what the spread hides: a set drawn at another size than margins take
+    // (`--wink-diameters`) reads every margin short or long by about the same.
+    out.push_str(&row("measured − true, mean (mm; + reads more overlap than truly)", &|v| mean_or_dash(&v.iter().map(|p| p.margin_mm - p.true_mm).collect::<Vec<_>>())));
     // "–" where a column has no pairs, as in the rows above.
     out.push_str(&row("median sigma (mm)", &|v| {
         let mut s: Vec<f64> = v.iter().map(|p| p.sigma_mm).collect();
@@ -348,6 +357,8 @@ mod tests {
         assert!(t.contains("| |true − measured| ≤ 2 sigma | 66.7% (2/3) |"), "{t}");
         assert!(t.contains("| too close to call, |distance| ≥ 0.5 mm | 33.3% (1/3) |"), "{t}");
         assert!(t.contains("| too close to call, |distance| ≥ 1.5 mm | 0.0% (0/1) |"), "{t}");
+        // (1.1 − 1.2 + 0.1 + 0.6 − 1.3 + 1.6) / 3: read 0.3 mm further inside on average.
+        assert!(t.contains("| measured − true, mean (mm; + reads further inside than truly) | +0.300 |"), "{t}");
     }
 
     fn pair(true_mm: f64, margin_mm: f64, sigma_mm: f64, verdict: &str) -> PairResult {
@@ -370,6 +381,9 @@ mod tests {
         assert!(largest.ends_with("| – | edge_bias 1 |"), "{largest}");
         let err = t.lines().find(|l| l.starts_with("| |true − measured|, median")).unwrap_or_default();
         assert!(err.ends_with("| – | 0.050 / 0.100 |"), "{err}");
+        // (−0.1 − 0.1 − 0.05 + 0 + 0) / 5: margins read 0.05 mm short on average.
+        let bias = t.lines().find(|l| l.starts_with("| measured − true, mean")).unwrap_or_default();
+        assert!(bias.ends_with("| – | -0.050 |"), "{bias}");
     }
 
     #[test]
