@@ -226,9 +226,14 @@ fn parse_wink_diameters(s: &str) -> Result<winkeye::report::position::NominalDia
     }
 }
 
-/// The set's measured diameters: as given, else as the calibration file recorded them.
+/// The set's measured diameters: as given, else as the calibration file recorded them (said on
+/// stderr: a file's sizes are never taken silently).
 fn wink_diameters(given: Option<winkeye::report::position::NominalDiameters>, file: Option<&winkeye::calibrate::file::CalibrationFile>) -> Option<winkeye::report::position::NominalDiameters> {
-    given.or_else(|| file.and_then(|f| f.winks))
+    let from_file = file.and_then(|f| f.winks).filter(|_| given.is_none());
+    if let Some(d) = from_file {
+        eprintln!("winks taken as {} mm (large) and {} mm (small) across, as the calibration file states ([winks])", d.large_mm, d.small_mm);
+    }
+    given.or(from_file)
 }
 
 #[derive(clap::Args)]
@@ -591,13 +596,13 @@ fn cmd_umpire(args: &UmpireArgs) -> Result<()> {
             anyhow::bail!("{}: --near {:.0},{:.0} is outside the {w}×{h} frame", args.image.display(), p.x, p.y);
         }
     }
-    // A close-up's scale is the winks' own: the set's measured sizes where stated.
-    let saved = args.calibration.as_deref().map(winkeye::calibrate::file::CalibrationFile::load).transpose()?;
-    let nominal = wink_diameters(args.winks.wink_diameters, saved.as_ref()).unwrap_or(args.ruleset.spec().winks);
     // Overhead: each call with how near the --near pixel it is, to draw the nearest's evidence.
     let mut lines: Vec<(Option<umpire::Nearness>, umpire::LineCall)> = Vec::new();
     let mut pair_nearness: Option<umpire::Nearness> = None;
     let (pairs, scale, outlines): (Vec<umpire::Pair>, Scale, Vec<(String, umpire::Outline)>) = if args.closeup {
+        // A close-up's scale is the winks' own: the set's measured sizes where stated.
+        let saved = args.calibration.as_deref().map(winkeye::calibrate::file::CalibrationFile::load).transpose()?;
+        let nominal = wink_diameters(args.winks.wink_diameters, saved.as_ref()).unwrap_or(args.ruleset.spec().winks);
         // The other photos read first: one that cannot be read stops the call before anything is said.
         let mut others = Vec::new();
         for path in &args.also {

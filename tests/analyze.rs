@@ -813,6 +813,8 @@ fn a_sets_measured_diameters_stated_are_the_size_every_edge_is_measured_with() -
     let out = dir.path().join("pos.json");
     let (code, err) = run(winkeye().arg("analyze").arg(&frame).arg("--calibration").arg(&cal).arg("--json").arg(&out));
     assert_eq!(code, 0, "{err}");
+    // Never taken silently from a file.
+    assert!(err.contains("winks taken as 21.3 mm (large) and 15.5 mm (small) across, as the calibration file states"), "{err}");
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&out)?)?;
     for w in doc["winks"].as_array().ok_or("winks")? {
         let want = if w["size"] == "large" { 21.3 } else { 15.5 };
