@@ -602,7 +602,8 @@ fn cmd_umpire(args: &UmpireArgs) -> Result<()> {
     let (pairs, scale, outlines): (Vec<umpire::Pair>, Scale, Vec<(String, umpire::Outline)>) = if args.closeup {
         // A close-up's scale is the winks' own: the set's measured sizes where stated.
         let saved = args.calibration.as_deref().map(winkeye::calibrate::file::CalibrationFile::load).transpose()?;
-        let nominal = wink_diameters(args.winks.wink_diameters, saved.as_ref()).unwrap_or(args.ruleset.spec().winks);
+        let stated = wink_diameters(args.winks.wink_diameters, saved.as_ref());
+        let nominal = stated.unwrap_or(args.ruleset.spec().winks);
         // The other photos read first: one that cannot be read stops the call before anything is said.
         let mut others = Vec::new();
         for path in &args.also {
@@ -614,7 +615,7 @@ fn cmd_umpire(args: &UmpireArgs) -> Result<()> {
         if found.sizes == umpire::SizeSource::AssumedSmall {
             eprintln!("the winks all look one size: taken as small (16 mm); if they are large, say --wink-size large");
         }
-        let scale = Scale { method: "wink_size".into(), mm_per_px: (found.mm_per_px * 1e4).round() / 1e4, wink_sizes: Some(found.sizes.name()) };
+        let scale = Scale { method: "wink_size".into(), mm_per_px: (found.mm_per_px * 1e4).round() / 1e4, wink_sizes: Some(found.sizes.name()), wink_diameters_mm: stated.map(|d| [d.large_mm, d.small_mm]) };
         let pairs = if others.is_empty() {
             found.pairs.clone()
         } else {
@@ -639,7 +640,8 @@ fn cmd_umpire(args: &UmpireArgs) -> Result<()> {
         let pairs = tagged.into_iter().map(|(_, p)| p).collect();
         lines = umpire::line_calls(&analysis, args.near);
         let outlines = analysis.detections.found.iter().filter_map(|f| umpire::overhead_outline(&analysis, &f.id).map(|o| (f.id.clone(), o))).collect();
-        (pairs, Scale { method: "mat".into(), mm_per_px: (1e4 / analysis.detections.px_per_mm.max(1e-9)).round() / 1e4, wink_sizes: None }, outlines)
+        let stated = analysis.calibration.wink_diameters.map(|d| [d.large_mm, d.small_mm]);
+        (pairs, Scale { method: "mat".into(), mm_per_px: (1e4 / analysis.detections.px_per_mm.max(1e-9)).round() / 1e4, wink_sizes: None, wink_diameters_mm: stated }, outlines)
     };
     for p in &pairs {
         let photos = if p.views.is_empty() { String::new() } else { format!(" over {} photos", p.views.len()) };

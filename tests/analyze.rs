@@ -805,6 +805,10 @@ fn a_sets_measured_diameters_stated_are_the_size_every_edge_is_measured_with() -
     // Measured on this frame's six calls: +0.36 mm inside with a typical real wink's size taken,
     // +0.10 mm with the size stated, on average (a call's sigma is ~0.3 mm).
     assert!(err_typical / n > 0.2 && (err_stated / n).abs() < 0.15, "{} / {}", err_typical / n, err_stated / n);
+    // The umpire document says which size its margins were measured with.
+    let basis = |name: &str| -> Result<Value, Box<dyn std::error::Error>> { Ok(serde_json::from_str::<Value>(&std::fs::read_to_string(dir.path().join(name))?)?["scale"]["wink_diameters_mm"].clone()) };
+    assert_eq!(basis("a.json")?, Value::Null);
+    assert_eq!(basis("b.json")?, serde_json::json!([22.0, 16.0]));
     // The document lists the stated diameters; a calibration file keeps them for every command.
     let cal = dir.path().join("cal.toml");
     let (code, err) = run(winkeye().arg("calibrate").arg(&frame).args(["--wink-diameters", "21.3,15.5", "--out"]).arg(&cal));

@@ -138,6 +138,11 @@ pub struct Scale {
     /// the scale's doubt, [`ASSUMED_SIZE_SHARE`] of the margin).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub wink_sizes: Option<&'static str>,
+    /// The set's diameters as stated (`--wink-diameters`, or a calibration file's `[winks]`),
+    /// large then small, mm: the size every margin here was measured with. Absent, a typical real
+    /// wink's ([`REAL_DIAMETER_SHARE`] of the nominal) overhead, the nominal one in a close-up.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wink_diameters_mm: Option<[f64; 2]>,
 }
 
 /// One pair's call.
