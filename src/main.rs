@@ -613,7 +613,7 @@ fn cmd_umpire(args: &UmpireArgs) -> Result<()> {
         let found = umpire::closeup(&frame, &nominal, args.near, args.wink_size).with_context(|| args.image.display().to_string())?;
         let outlines = found.winks.iter().map(|w| (w.id.clone(), umpire::close_outline(w))).collect();
         if found.sizes == umpire::SizeSource::AssumedSmall {
-            eprintln!("the winks all look one size: taken as small (16 mm); if they are large, say --wink-size large");
+            eprintln!("the winks all look one size: taken as small ({} mm); if they are large, say --wink-size large", nominal.small_mm);
         }
         let scale = Scale { method: "wink_size".into(), mm_per_px: (found.mm_per_px * 1e4).round() / 1e4, wink_sizes: Some(found.sizes.name()), wink_diameters_mm: stated.map(|d| [d.large_mm, d.small_mm]) };
         let pairs = if others.is_empty() {
