@@ -290,6 +290,49 @@ fn umpire_closeup_measures_the_pair_in_mm() -> TestResult {
     Ok(())
 }
 
+/// A phone keeps a photo taken sideways as sideways pixels and an EXIF tag saying how to turn
+/// them upright (orientation 6: a quarter turn clockwise). The photo is read upright, as every
+/// viewer shows it, so the document's pixels and a `--near` picked in a viewer agree.
+#[test]
+fn umpire_closeup_reads_a_phone_photo_upright_by_its_exif_orientation() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let upright = image::open(still("closeup-00001.jpg"))?.to_rgb8();
+    let stored = image::imageops::rotate270(&upright);
+    let mut jpeg = Vec::new();
+    image::codecs::jpeg::JpegEncoder::new_with_quality(&mut jpeg, 95).encode_image(&stored)?;
+    // APP1 "Exif": a big-endian TIFF header and one IFD entry, Orientation (0x0112), SHORT, 6.
+    let tiff: [u8; 26] = [b'M', b'M', 0, 42, 0, 0, 0, 8, 0, 1, 0x01, 0x12, 0, 3, 0, 0, 0, 1, 0, 6, 0, 0, 0, 0, 0, 0];
+    let mut app1 = vec![0xFF, 0xE1];
+    app1.extend(u16::try_from(2 + 6 + tiff.len())?.to_be_bytes());
+    app1.extend(b"Exif\0\0");
+    app1.extend(tiff);
+    // After the JFIF segment where there is one (it comes first), else after the start marker.
+    let at = if jpeg[2..4] == [0xFF, 0xE0] { 4 + usize::from(u16::from_be_bytes([jpeg[4], jpeg[5]])) } else { 2 };
+    jpeg.splice(at..at, app1);
+    let sideways = dir.path().join("phone.jpg");
+    std::fs::write(&sideways, &jpeg)?;
+    let call = |photo: &Path, out: &Path| -> Result<Value, Box<dyn std::error::Error>> {
+        let (code, err) = run(winkeye().arg("umpire").arg(photo).arg("--closeup").arg("--json").arg(out));
+        assert_eq!(code, 0, "{err}");
+        Ok(serde_json::from_str(&std::fs::read_to_string(out)?)?)
+    };
+    let want = call(&still("closeup-00001.jpg"), &dir.path().join("a.json"))?;
+    let got = call(&sideways, &dir.path().join("b.json"))?;
+    assert_eq!((got["source"]["width"].as_u64(), got["source"]["height"].as_u64()), (Some(u64::from(upright.width())), Some(u64::from(upright.height()))));
+    let (want, got) = (want["pairs"].as_array().ok_or("pairs")?, got["pairs"].as_array().ok_or("pairs")?);
+    assert_eq!(want.len(), got.len(), "{want:?} against {got:?}");
+    for (w, g) in want.iter().zip(got) {
+        // The same pixels but for one more JPEG round: the same winks to a fraction of a pixel.
+        for end in ["a_px", "b_px"] {
+            let ((wx, wy), (gx, gy)) = (px(&w[end]).ok_or("px")?, px(&g[end]).ok_or("px")?);
+            assert!((wx - gx).hypot(wy - gy) < 1.0, "{end}: {w} against {g}");
+        }
+        let (wm, gm) = (w["margin_mm"].as_f64().ok_or("margin")?, g["margin_mm"].as_f64().ok_or("margin")?);
+        assert!((wm - gm).abs() < 0.1, "{w} against {g}");
+    }
+    Ok(())
+}
+
 /// Two large winks and nothing else: a photo does not show their size. They are taken as small
 /// and the document says so; named large, the scale and the margin follow (truth: a 1.86 mm
 /// squop).
