@@ -290,6 +290,47 @@ fn umpire_closeup_measures_the_pair_in_mm() -> TestResult {
     Ok(())
 }
 
+/// A close-up taken from further off: the same winks at a third of the size, in the middle of a
+/// frame of felt (small winks ~40 px across, 0.08% of the frame each). They are found all the
+/// same, and the squop measured (truth: 0.82 mm).
+#[test]
+fn umpire_closeup_finds_winks_small_in_a_photo_taken_from_further_off() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let near = image::open(still("closeup-00001.jpg"))?.to_rgb8();
+    let (w, h) = near.dimensions();
+    let mut border: Vec<image::Rgb<u8>> = (0..w).flat_map(|x| [*near.get_pixel(x, 0), *near.get_pixel(x, h - 1)]).collect();
+    border.extend((0..h).flat_map(|y| [*near.get_pixel(0, y), *near.get_pixel(w - 1, y)]));
+    let felt = image::Rgb([0, 1, 2].map(|c| {
+        let mut v: Vec<u8> = border.iter().map(|p| p.0[c]).collect();
+        v.sort_unstable();
+        v[v.len() / 2]
+    }));
+    let small = image::imageops::resize(&near, w / 3, h / 3, image::imageops::FilterType::Lanczos3);
+    let mut far = image::RgbImage::from_pixel(w, h, felt);
+    let (ox, oy) = ((w - w / 3) / 2, (h - h / 3) / 2);
+    image::imageops::overlay(&mut far, &small, i64::from(ox), i64::from(oy));
+    let photo = dir.path().join("far.png");
+    far.save(&photo)?;
+    let out = dir.path().join("u.json");
+    let (code, err) = run(winkeye().arg("umpire").arg(&photo).arg("--closeup").arg("--json").arg(&out));
+    assert_eq!(code, 0, "{err}");
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&out)?)?;
+    let truth: Value = serde_json::from_str(&std::fs::read_to_string(still("closeup-00001.json"))?)?;
+    let true_margin = truth["squops"][0]["margin_mm"].as_f64().ok_or("truth margin")?;
+    let pairs = doc["pairs"].as_array().ok_or("pairs")?;
+    let best = pairs.iter().max_by(|a, b| a["margin_mm"].as_f64().unwrap_or(-9.0).total_cmp(&b["margin_mm"].as_f64().unwrap_or(-9.0))).ok_or("no pair")?;
+    let (m, s) = (best["margin_mm"].as_f64().ok_or("m")?, best["sigma_mm"].as_f64().ok_or("s")?);
+    assert!((m - true_margin).abs() <= 3.0 * s, "measured {m} ± {s}, truth {true_margin}");
+    // Every wink of the photo found, where it was put.
+    let seen: Vec<(f64, f64)> = pairs.iter().flat_map(|p| [px(&p["a_px"]), px(&p["b_px"])]).flatten().collect();
+    for t in truth["winks"].as_array().ok_or("winks")? {
+        let (x, y) = px(&t["centre_px"]).ok_or("centre")?;
+        let at = (x / 3.0 + f64::from(ox), y / 3.0 + f64::from(oy));
+        assert!(seen.iter().any(|p| (p.0 - at.0).hypot(p.1 - at.1) < 3.0), "{} at {at:?} not in {seen:?}", t["id"]);
+    }
+    Ok(())
+}
+
 /// A phone keeps a photo taken sideways as sideways pixels and an EXIF tag saying how to turn
 /// them upright (orientation 6: a quarter turn clockwise). The photo is read upright, as every
 /// viewer shows it, so the document's pixels and a `--near` picked in a viewer agree.

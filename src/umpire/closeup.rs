@@ -73,6 +73,18 @@ pub enum CloseupError {
     NoColour,
 }
 
+/// A region of a wink's colour is looked at as a wink when it covers this share of the frame...
+const MIN_FRAME_SHARE: f64 = 0.002;
+/// ... or, in a photo taken from further off, this share of the largest such region: a small
+/// wink half hidden under another shows ~0.27 of a large wink's area, and perspective at 30°
+/// makes the far side's winks look up to half as big again smaller. (With the frame's share alone a
+/// small wink was lost from ~24 cm away with a phone's 26 mm-equivalent lens at 1920 × 1080,
+/// within the 10–30 cm a close-up is taken from.)
+const MIN_REGION_SHARE: f64 = 0.1;
+/// ... but never one under a disc of this radius, full-resolution pixels (a wink's rim a pixel
+/// or two across would set no scale).
+const MIN_REGION_RADIUS_PX: f64 = 12.0;
+
 /// Close-up: winks found by colour against the dominant background, ellipses fitted, the scale
 /// and the plane's tilt from the winks' known diameters, then margins and verdicts.
 pub fn closeup(
@@ -130,7 +142,8 @@ pub fn closeup(
         .map(|(i, j)| px(i, j))
         .collect();
     model.learn(all.iter().copied());
-    let mut winks: Vec<CloseWink> = Vec::new();
+    // Each colour's regions, then those big enough to be a wink here (see [`MIN_REGION_SHARE`]).
+    let mut regions: Vec<(Colour, Vector<Point>, f64)> = Vec::new();
     for colour in Colour::ALL {
         let mut mask = Mat::zeros(lh, lw, opencv::core::CV_8UC1)?.to_mat()?;
         for j in 0..lh {
@@ -150,30 +163,39 @@ pub fn closeup(
         )?;
         for c in contours.iter() {
             let area = imgproc::contour_area(&c, false)?;
-            if area < 0.002 * (lw * lh) as f64 || c.len() < 12 {
-                continue;
+            if c.len() >= 12 {
+                regions.push((colour, c, area));
             }
-            let mut mc: (f64, f64) = (0.0, 0.0);
-            for p in c.iter() {
-                mc.0 += p.x as f64;
-                mc.1 += p.y as f64;
-            }
-            let n = c.len() as f64;
-            let centre = PixelPoint::new(
-                (mc.0 / n) * scale as f64 + (scale as f64 - 1.0) / 2.0,
-                (mc.1 / n) * scale as f64 + (scale as f64 - 1.0) / 2.0,
-            );
-            // Winks of one colour that overlap are one region, pinched where their rims cross:
-            // each wink's stretches of rim between the pinches start its own fit.
-            let starts = match rims_of_region(&c, area)? {
-                Some(rims) => rims.iter().filter_map(|rim| fit_circle(rim)).collect(),
-                None => vec![((centre - PixelPoint::new((scale as f64 - 1.0) / 2.0, (scale as f64 - 1.0) / 2.0)) * (1.0 / scale as f64), (area / std::f64::consts::PI).sqrt())],
-            };
-            for (ctr, r) in starts {
-                let at = PixelPoint::new(ctr.x * scale as f64 + (scale as f64 - 1.0) / 2.0, ctr.y * scale as f64 + (scale as f64 - 1.0) / 2.0);
-                if let Some(wk) = fit_close(&view, &model, colour, at, r * scale as f64) {
-                    winks.push(wk);
-                }
+        }
+    }
+    let largest = regions.iter().map(|r| r.2).fold(0.0, f64::max);
+    let floor = std::f64::consts::PI * (MIN_REGION_RADIUS_PX / scale as f64).powi(2);
+    let least = (MIN_FRAME_SHARE * (lw * lh) as f64).min((MIN_REGION_SHARE * largest).max(floor));
+    let mut winks: Vec<CloseWink> = Vec::new();
+    for (colour, c, area) in regions {
+        if area < least {
+            continue;
+        }
+        let mut mc: (f64, f64) = (0.0, 0.0);
+        for p in c.iter() {
+            mc.0 += p.x as f64;
+            mc.1 += p.y as f64;
+        }
+        let n = c.len() as f64;
+        let centre = PixelPoint::new(
+            (mc.0 / n) * scale as f64 + (scale as f64 - 1.0) / 2.0,
+            (mc.1 / n) * scale as f64 + (scale as f64 - 1.0) / 2.0,
+        );
+        // Winks of one colour that overlap are one region, pinched where their rims cross:
+        // each wink's stretches of rim between the pinches start its own fit.
+        let starts = match rims_of_region(&c, area)? {
+            Some(rims) => rims.iter().filter_map(|rim| fit_circle(rim)).collect(),
+            None => vec![((centre - PixelPoint::new((scale as f64 - 1.0) / 2.0, (scale as f64 - 1.0) / 2.0)) * (1.0 / scale as f64), (area / std::f64::consts::PI).sqrt())],
+        };
+        for (ctr, r) in starts {
+            let at = PixelPoint::new(ctr.x * scale as f64 + (scale as f64 - 1.0) / 2.0, ctr.y * scale as f64 + (scale as f64 - 1.0) / 2.0);
+            if let Some(wk) = fit_close(&view, &model, colour, at, r * scale as f64) {
+                winks.push(wk);
             }
         }
     }
