@@ -14,7 +14,7 @@ fn still(c: &mut Criterion) {
             b.iter(|| {
                 // A different scene every time, so the figure is an average over layouts.
                 seed += 1;
-                let o = StillOptions { kind: Kind::Midgame, seed, width: w, height: h, hand, ruleset: Ruleset::Etwa2012, closeup: false, camera_seed: None, k1: None, varied_look: false, style: Default::default(), view: None, baselines_off_mm: 0.0, wink_share: winkeye::synth::layout::WINK_SHARE };
+                let o = StillOptions { kind: Kind::Midgame, seed, width: w, height: h, hand, ruleset: Ruleset::Etwa2012, closeup: false, camera_seed: None, k1: None, varied_look: false, style: Default::default(), view: None, baselines_off_mm: 0.0, wink_share: winkeye::synth::layout::WINK_SHARE, blue_corner: winkeye::geometry::Corner::NegXPosY };
                 black_box(render_still(&o, None).map(|s| s.jpeg.len()).unwrap_or(0))
             })
         });

@@ -3,6 +3,7 @@
 //! `watch`, `umpire`) goes through [`analyze_frame`].
 
 use crate::calibrate::{self, lens::Lens, CalibrateOptions, Calibration, Orientation};
+use crate::geometry::Corner;
 use crate::detect::{self, Detections};
 use crate::geometry::PixelPoint;
 use crate::report::position::{CalibrationInfo, Position, Source};
@@ -80,13 +81,19 @@ pub fn analyze_frame(bgr: &Mat, opts: &AnalyzeOptions) -> Result<Analysis, Analy
         calibration.wink_diameters = opts.wink_diameters;
     }
     let mut detections = detect::detect(bgr, &calibration, opts.ruleset)?;
-    // With the +x end chosen by the picture alone, the winks in the corners have the last word:
-    // more of them behind the baseline opposite their own colour's corner than behind their own
-    // means the mat frame is turned half round.
-    if calibration.orientation == Orientation::Image {
-        let (home, opposite) = detect::home_corner_votes(&detections.found, &calibration.mat);
-        if opposite > home {
-            calibration = calibration.half_turned(Orientation::UnplayedWinks);
+    // Unless the calibration read it from the corners itself, the winks found behind the
+    // baselines have the last word on which corner is blue's (rule 5.2 fixes only the colours'
+    // order, clockwise): more of them behind their own colour's corner with blue's elsewhere
+    // moves it there. With the +x end chosen by the picture alone, blue's corner is kept at the
+    // −x end, the mat frame turned half round where it lies at +x.
+    if calibration.orientation != Orientation::UnplayedWinks {
+        let votes = detect::home_corner_votes(&detections.found, &calibration.mat);
+        let best = Corner::ALL.into_iter().max_by_key(|k| (votes[k.index()], *k == calibration.blue_corner));
+        if let Some(blue) = best.filter(|k| votes[k.index()] > votes[calibration.blue_corner.index()]) {
+            calibration.blue_corner = blue;
+            if calibration.orientation == Orientation::Image && blue.signs().0 > 0.0 {
+                calibration = calibration.half_turned(Orientation::UnplayedWinks);
+            }
             detections = detect::detect(bgr, &calibration, opts.ruleset)?;
         }
     }

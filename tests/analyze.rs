@@ -88,6 +88,43 @@ fn analyze_finds_every_unplayed_wink_at_the_start() -> TestResult {
     Ok(())
 }
 
+/// The rules fix only the order of the colours round the mat (5.2: clockwise, blue, green, red,
+/// yellow), not which corner is blue's. Drawn with blue and green on a short side, the winks
+/// behind the baselines say where each colour starts: every one is unplayed, none off behind
+/// another colour's line; likewise with the mat's corners given, which fix the mat frame.
+#[test]
+fn analyze_reads_which_corner_each_colour_starts_in_from_the_winks_there() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let (code, err) = run(winkeye().args(["synth", "--kind", "start", "--seed", "3601", "--blue-corner", "pos-x-pos-y", "--out"]).arg(dir.path()));
+    assert_eq!(code, 0, "{err}");
+    let truth: Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("start-03601.json"))?)?;
+    assert_eq!(truth["truth"]["blue_corner"], "pos_x_pos_y", "{}", truth["truth"]);
+    let corners: Vec<String> = truth["calibration"]["mat_corners_px"].as_array().ok_or("corners")?.iter().filter_map(px).map(|(x, y)| format!("{x:.2},{y:.2}")).collect();
+    for given in [None, Some(corners.join(";"))] {
+        let out = dir.path().join("p.json");
+        let mut cmd = winkeye();
+        cmd.arg("analyze").arg(dir.path().join("start-03601.jpg")).arg("--json").arg(&out);
+        if let Some(c) = &given {
+            cmd.args(["--corners", c]);
+        }
+        let (code, err) = run(&mut cmd);
+        assert_eq!(code, 0, "{err}");
+        let got: Value = serde_json::from_str(&std::fs::read_to_string(&out)?)?;
+        let (pairs, must) = matched(&got, &truth);
+        assert_eq!(must, 24);
+        assert!(pairs.len() >= 23, "corners given: {}; found {} of 24", given.is_some(), pairs.len());
+        for (t, g) in &pairs {
+            assert_eq!(t["colour"], g["colour"]);
+            assert_eq!(g["state"], "unplayed", "corners given: {}; {g}", given.is_some());
+        }
+        let counts = &got["counts"];
+        for colour in ["blue", "green", "red", "yellow"] {
+            assert_eq!(counts[colour]["off"], 0, "{colour}: {counts}");
+        }
+    }
+    Ok(())
+}
+
 #[test]
 fn analyze_reads_a_midgame_position() -> TestResult {
     for name in ["midgame-00003", "nearmiss-00005"] {

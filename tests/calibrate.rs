@@ -8,9 +8,12 @@ use winkeye::geometry::{MatPoint, MatSpec, PixelPoint};
 use winkeye::rules::Ruleset;
 use winkeye::synth::{effects, render_still, HandChoice, Kind, Still, StillOptions};
 
+fn still_options(kind: Kind, seed: u64, w: u32, h: u32) -> StillOptions {
+    StillOptions { kind, seed, width: w, height: h, hand: HandChoice::Auto, ruleset: Ruleset::Etwa2012, closeup: false, camera_seed: None, k1: None, varied_look: false, style: Default::default(), view: None, baselines_off_mm: 0.0, wink_share: winkeye::synth::layout::WINK_SHARE, blue_corner: winkeye::geometry::Corner::NegXPosY }
+}
+
 fn still(kind: Kind, seed: u64, w: u32, h: u32) -> Still {
-    let o = StillOptions { kind, seed, width: w, height: h, hand: HandChoice::Auto, ruleset: Ruleset::Etwa2012, closeup: false, camera_seed: None, k1: None, varied_look: false, style: Default::default(), view: None, baselines_off_mm: 0.0, wink_share: winkeye::synth::layout::WINK_SHARE };
-    render_still(&o, None).expect("renders")
+    render_still(&still_options(kind, seed, w, h), None).expect("renders")
 }
 
 fn bgr(s: &Still) -> Mat {
@@ -114,7 +117,7 @@ fn refuses_frames_without_a_whole_mat() {
 #[test]
 fn baselines_painted_off_their_place_are_found_where_they_are() {
     for (kind, seed) in [(Kind::Start, 62), (Kind::Midgame, 62)] {
-        let o = StillOptions { kind, seed, width: 1280, height: 720, hand: HandChoice::None, ruleset: Ruleset::Etwa2012, closeup: false, camera_seed: None, k1: None, varied_look: false, style: Default::default(), view: None, baselines_off_mm: 4.0, wink_share: winkeye::synth::layout::WINK_SHARE };
+        let o = StillOptions { kind, seed, width: 1280, height: 720, hand: HandChoice::None, ruleset: Ruleset::Etwa2012, closeup: false, camera_seed: None, k1: None, varied_look: false, style: Default::default(), view: None, baselines_off_mm: 4.0, wink_share: winkeye::synth::layout::WINK_SHARE, blue_corner: winkeye::geometry::Corner::NegXPosY };
         let s = render_still(&o, None).expect("renders");
         let cal = calibrate_frame(&bgr(&s), &opts()).unwrap_or_else(|e| panic!("{kind:?} {seed}: {e}"));
         let (corner, mapping) = errors(&s, &cal);
@@ -151,6 +154,31 @@ fn baselines_painted_off_their_place_are_found_where_they_are() {
     assert_eq!(again.mat, MatSpec::STANDARD);
 }
 
+/// Blue's unplayed winks drawn behind (+X,+Y)'s baseline, the others clockwise (blue and green
+/// on a short side): the calibration reads blue's corner from the winks there, keeps it at the
+/// −x end by turning the mat frame half round, and a file keeps it (a file without it, as before
+/// session 36, reads (−X,+Y)).
+#[test]
+fn the_calibration_reads_which_corner_is_blues_from_the_unplayed_winks() {
+    use winkeye::geometry::Corner;
+    let o = StillOptions { blue_corner: Corner::PosXPosY, ..still_options(Kind::Start, 3602, 1280, 720) };
+    let s = render_still(&o, None).expect("renders");
+    let cal = calibrate_frame(&bgr(&s), &opts()).expect("calibrates");
+    assert_eq!(cal.orientation, winkeye::calibrate::Orientation::UnplayedWinks);
+    assert_eq!(cal.blue_corner, Corner::NegXNegY);
+    // Turned half round: the truth's (+X,−Y) corner is the calibration's (−X,+Y).
+    let c = MatSpec::STANDARD.corner(Corner::PosXNegY);
+    let truth = s.camera.project(Point3::new(c.x, c.y, 0.0)).expect("in front");
+    assert!(cal.corners_px[0].distance(truth) < 3.0, "{:?} against {truth:?}", cal.corners_px);
+    let text = winkeye::calibrate::file::CalibrationFile::from_calibration(&cal, None).to_toml().expect("encodes");
+    assert!(text.contains("blue_corner = \"neg_x_neg_y\""), "{text}");
+    let back: winkeye::calibrate::file::CalibrationFile = toml::from_str(&text).expect("decodes");
+    assert_eq!(back.calibration().expect("has a mat").blue_corner, Corner::NegXNegY);
+    let old: String = text.lines().filter(|l| !l.starts_with("blue_corner")).map(|l| format!("{l}\n")).collect();
+    let back: winkeye::calibrate::file::CalibrationFile = toml::from_str(&old).expect("decodes");
+    assert_eq!(back.calibration().expect("has a mat").blue_corner, Corner::NegXPosY);
+}
+
 #[test]
 fn a_saved_calibration_is_checked_against_new_frames() {
     let a = still(Kind::Midgame, 51, 960, 540);
@@ -173,7 +201,7 @@ fn a_saved_calibration_is_checked_against_new_frames() {
 fn chessboard_shots_calibrate_the_lens() -> Result<(), Box<dyn std::error::Error>> {
     let mut frames = Vec::new();
     for seed in 1..=6 {
-        let o = StillOptions { kind: Kind::Chessboard, seed, width: 960, height: 540, hand: HandChoice::None, ruleset: Ruleset::Etwa2012, closeup: false, camera_seed: Some(5), k1: Some(-0.2), varied_look: false, style: Default::default(), view: None, baselines_off_mm: 0.0, wink_share: winkeye::synth::layout::WINK_SHARE };
+        let o = StillOptions { kind: Kind::Chessboard, seed, width: 960, height: 540, hand: HandChoice::None, ruleset: Ruleset::Etwa2012, closeup: false, camera_seed: Some(5), k1: Some(-0.2), varied_look: false, style: Default::default(), view: None, baselines_off_mm: 0.0, wink_share: winkeye::synth::layout::WINK_SHARE, blue_corner: winkeye::geometry::Corner::NegXPosY };
         let s = render_still(&o, None)?;
         frames.push((std::path::PathBuf::from(format!("board-{seed}")), bgr(&s)));
     }

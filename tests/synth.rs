@@ -8,7 +8,7 @@ use winkeye::synth::render::Surface;
 use winkeye::synth::{render_still, HandChoice, Kind, Still, StillOptions, Style};
 
 fn opts(kind: Kind, seed: u64, closeup: bool) -> StillOptions {
-    StillOptions { kind, seed, width: 1280, height: 720, hand: HandChoice::Auto, ruleset: Ruleset::Etwa2012, closeup, camera_seed: None, k1: None, varied_look: false, style: Default::default(), view: None, baselines_off_mm: 0.0, wink_share: winkeye::synth::layout::WINK_SHARE }
+    StillOptions { kind, seed, width: 1280, height: 720, hand: HandChoice::Auto, ruleset: Ruleset::Etwa2012, closeup, camera_seed: None, k1: None, varied_look: false, style: Default::default(), view: None, baselines_off_mm: 0.0, wink_share: winkeye::synth::layout::WINK_SHARE, blue_corner: winkeye::geometry::Corner::NegXPosY }
 }
 
 fn render(o: &StillOptions) -> Still {

@@ -30,6 +30,7 @@
 //! img_from_mat = [[…], […], […]]  # homography: mat mm → undistorted pixels
 //! rms_px = 0.25
 //! orientation = "unplayed_winks"  # or "image", "corners"
+//! blue_corner = "neg_x_pos_y"     # whose baseline blue starts behind; the others clockwise
 //! felt_lab = [150.0, 126.0, 131.0]
 //!
 //! [camera]                # the camera's pose, for parallax
@@ -45,7 +46,7 @@
 use super::lens::Lens;
 use super::pose::CameraPose;
 use super::{Calibration, Orientation};
-use crate::geometry::{MatSpec, PixelPoint};
+use crate::geometry::{Corner, MatSpec, PixelPoint};
 use crate::report::position::NominalDiameters;
 use nalgebra::Matrix3;
 use serde::{Deserialize, Serialize};
@@ -104,6 +105,10 @@ pub struct MatSection {
     /// written before session 32: the baselines are then where the rules put them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baselines_found_mm: Option<[f64; 4]>,
+    /// The corner blue's winks start behind ([`Calibration::blue_corner`]). Absent in files
+    /// written before session 36: (−X,+Y), as those versions took it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blue_corner: Option<Corner>,
 }
 
 /// The furthest a calibration file may place a baseline from where the rules put it, mm (the
@@ -187,6 +192,7 @@ impl CalibrationFile {
                 edge_points: c.edge_points,
                 baseline_points: c.baseline_points,
                 baselines_found_mm: Some(c.baselines_found.map(|o| o.unwrap_or(f64::NAN))),
+                blue_corner: Some(c.blue_corner),
             }),
             camera: c.camera,
             winks: c.wink_diameters,
@@ -215,6 +221,7 @@ impl CalibrationFile {
             camera: self.camera,
             pot_check: None,
             wink_diameters: self.winks,
+            blue_corner: m.blue_corner.unwrap_or(Corner::NegXPosY),
         })
     }
 

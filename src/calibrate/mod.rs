@@ -13,7 +13,7 @@ pub mod fit;
 pub mod lens;
 pub mod pose;
 
-use crate::geometry::{MatPoint, MatSpec, PixelPoint, REAL_DIAMETER_SHARE};
+use crate::geometry::{Corner, MatPoint, MatSpec, PixelPoint, REAL_DIAMETER_SHARE};
 use crate::report::position::{NominalDiameters, WinkSize};
 use edges::LabImage;
 use fit::{LensFit, LinePoint, MatLine};
@@ -112,6 +112,11 @@ pub struct Calibration {
     /// (`--wink-diameters`, or a calibration file's `[winks]`): every margin, gap and edge is then
     /// a wink of that size's ([`Calibration::real_radius`]).
     pub wink_diameters: Option<NominalDiameters>,
+    /// The corner whose baseline blue's winks start behind; the other colours follow clockwise
+    /// seen from above ([`Corner::home_of`], rule 5.2). The rules do not say which corner is
+    /// blue's: it is read from the winks behind the baselines where there are any (by the
+    /// calibration, or by [`crate::analyze`] from the winks found), else taken as (−X,+Y).
+    pub blue_corner: Corner,
 }
 
 impl Calibration {
@@ -161,6 +166,7 @@ impl Calibration {
             baselines_found: half_turned_corners(self.baselines_found),
             orientation,
             camera: self.camera.as_ref().map(|p| p.half_turned()),
+            blue_corner: self.blue_corner.opposite(),
             ..self.clone()
         }
     }
@@ -262,10 +268,19 @@ fn calibrate_from(bgr: &Mat, opts: &CalibrateOptions) -> Result<Calibration, Cal
     // Each baseline's offset, where enough of its points were kept to place it.
     let mut baselines_found: [Option<f64>; 4] = std::array::from_fn(|k| (f2.kept_per_line.get(4 + k).is_some_and(|&n| n >= MIN_BASELINE_POINTS)).then(|| f2.offsets_mm[4 + k]));
     let mut orientation = orientation;
-    if orientation != Orientation::Corners {
-        let flip = match orient_by_unplayed(&img, &g, &f2.lens, &mat, felt_lab) {
-            Some(flip) => {
+    // Where blue's winks start, from the winks behind the baselines; with the corners given, the
+    // mat frame is theirs and only blue's corner is read.
+    let blue = orient_by_unplayed(&img, &g, &f2.lens, &mat, felt_lab);
+    let mut blue_corner = Corner::NegXPosY;
+    if orientation == Orientation::Corners {
+        blue_corner = blue.unwrap_or(blue_corner);
+    } else {
+        // Blue's corner at the −x end: the mat frame is turned half round when it lies at +x.
+        let flip = match blue {
+            Some(b) => {
                 orientation = Orientation::UnplayedWinks;
+                let flip = b.signs().0 > 0.0;
+                blue_corner = if flip { b.opposite() } else { b };
                 flip
             }
             None => !points_right(&g),
@@ -313,6 +328,7 @@ fn calibrate_from(bgr: &Mat, opts: &CalibrateOptions) -> Result<Calibration, Cal
         baselines_found,
         felt_lab,
         wink_diameters: None,
+        blue_corner,
     })
 }
 
@@ -324,7 +340,7 @@ fn every_side_measured(f: &fit::Fit) -> Result<(), CalibrateError> {
     }
 }
 
-/// The colour each corner's unplayed winks have, clockwise seen from above from (−X,+Y) (5.2).
+/// The colours in the order their corners go, clockwise seen from above from blue's (5.2).
 const HOME_COLOURS: [WinkHue; 4] = [WinkHue::Blue, WinkHue::Green, WinkHue::Red, WinkHue::Yellow];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -340,9 +356,10 @@ const WINK_CHROMA: f64 = 22.0;
 /// Least wink pixels (samples 4 mm apart) for a corner's colour to count.
 const MIN_CORNER_SAMPLES: usize = 5;
 
-/// Whether the unplayed winks' colours in the corners say to turn the mat frame half round
-/// (`Some(true)`), keep it (`Some(false)`), or say nothing (`None`: too few winks, or they disagree).
-fn orient_by_unplayed(img: &LabImage, g: &Matrix3<f64>, lens: &Lens, mat: &MatSpec, felt: [f64; 3]) -> Option<bool> {
+/// The corner blue's winks start behind, in the mat frame of homography `g`, as the unplayed
+/// winks' colours in the corners say (at least two corners agreeing, no other corner said as
+/// often), or `None` (too few winks, or they disagree).
+fn orient_by_unplayed(img: &LabImage, g: &Matrix3<f64>, lens: &Lens, mat: &MatSpec, felt: [f64; 3]) -> Option<Corner> {
     let mut seen: [Option<WinkHue>; 4] = [None; 4];
     for (k, b) in mat.baselines().iter().enumerate() {
         let mut votes = [0usize; 4];
@@ -382,13 +399,11 @@ fn orient_by_unplayed(img: &LabImage, g: &Matrix3<f64>, lens: &Lens, mat: &MatSp
             seen[k] = Some([WinkHue::Blue, WinkHue::Green, WinkHue::Red, WinkHue::Yellow][best]);
         }
     }
-    let score = |shift: usize| (0..4).filter(|&k| seen[k] == Some(HOME_COLOURS[(k + shift) % 4])).count();
-    let (keep, flip) = (score(0), score(2));
-    match (keep, flip) {
-        (k, f) if k >= 2 && k > f => Some(false),
-        (k, f) if f >= 2 && f > k => Some(true),
-        _ => None,
-    }
+    // Blue's corner `b`: each corner seen holding the colour `b` gives it (clockwise, 5.2).
+    let score = |b: Corner| Corner::ALL.iter().zip(&seen).filter(|(&k, s)| **s == Some(HOME_COLOURS[(k.index() + 4 - b.index()) % 4])).count();
+    let scores = Corner::ALL.map(score);
+    let best = (0..4).max_by_key(|&k| scores[k])?;
+    (scores[best] >= 2 && (0..4).all(|k| k == best || scores[k] < scores[best])).then_some(Corner::ALL[best])
 }
 
 /// The pot's rim: height and radius, in mm (etwa-2012 2.4: 38 mm high, 48 mm across the top).

@@ -506,7 +506,7 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
     let baselines = mat.baselines();
     for f in found.iter_mut() {
         let (Some(c), Some(r)) = (f.centre_mm, f.radius_mm) else { continue };
-        let home = crate::geometry::Corner::ALL[colour_home(f.colour)];
+        let home = crate::geometry::Corner::home_of(cal.blue_corner, f.colour);
         f.state = if baselines.iter().any(|b| b.corner == home && b.holds_disc(c, r - UNPLAYED_TOLERANCE_MM)) && f.level == 0 && outline.contains_disc(c, r) {
             WinkState::Unplayed
         } else if !field.contains_disc(c, cal.real_radius(&spec.winks, f.size)) {
@@ -1037,24 +1037,22 @@ fn external_contours(mask: &impl opencv::core::ToInputArray, at: Rect) -> opencv
     Ok(contours)
 }
 
-/// How many winks lie behind the baseline of their own colour's corner, and how many behind the
-/// opposite corner's: when the second outnumbers the first, the mat frame's +x end is the other
-/// one (rule 5.2: each colour starts in its own corner, blue at (−X,+Y), then clockwise).
-pub fn home_corner_votes(found: &[Found], mat: &crate::geometry::MatSpec) -> (usize, usize) {
+/// For each corner blue's winks might start behind (in [`crate::geometry::Corner::ALL`]'s
+/// order), how many winks lie behind the baseline of their own colour's corner were it blue's
+/// (rule 5.2: each colour starts in its own corner, clockwise from blue's; which corner is
+/// blue's the rules leave open, and which end of the mat is +x the program chooses).
+pub fn home_corner_votes(found: &[Found], mat: &crate::geometry::MatSpec) -> [usize; 4] {
+    use crate::geometry::Corner;
     let (baselines, outline) = (mat.baselines(), mat.outline());
-    let (mut home, mut opposite) = (0, 0);
+    let mut votes = [0; 4];
     for f in found.iter().filter(|f| f.level == 0 && f.state != WinkState::Potted) {
         let Some(c) = f.centre_mm.filter(|&c| outline.contains_disc(c, 0.0)) else { continue };
         let Some(b) = baselines.iter().find(|b| b.depth_behind(c) > 0.0) else { continue };
-        let corner = crate::geometry::Corner::ALL.iter().position(|&k| k == b.corner).unwrap_or(0);
-        let own = colour_home(f.colour);
-        if corner == own {
-            home += 1;
-        } else if corner == (own + 2) % 4 {
-            opposite += 1;
+        for blue in Corner::ALL.into_iter().filter(|&blue| Corner::home_of(blue, f.colour) == b.corner) {
+            votes[blue.index()] += 1;
         }
     }
-    (home, opposite)
+    votes
 }
 
 /// No more of a colour and size than a set holds (rule 2.1.1: two large and four small winks a
@@ -1138,16 +1136,6 @@ fn bbox_label(l: &Labels, poly: &[PixelPoint]) -> Option<(i32, i32, i32, i32)> {
 /// Index of a colour in `Colour::ALL`.
 pub fn colour_index(c: Colour) -> usize {
     Colour::ALL.iter().position(|&x| x == c).unwrap_or(0)
-}
-
-/// Index in `Corner::ALL` of a colour's home corner: blue (−X,+Y), then clockwise seen from above.
-fn colour_home(c: Colour) -> usize {
-    match c {
-        Colour::Blue => 0,
-        Colour::Green => 1,
-        Colour::Red => 2,
-        Colour::Yellow => 3,
-    }
 }
 
 /// The radius (label pixels) of the region labelled as a wink of radius `r` label pixels, in a
@@ -1739,20 +1727,27 @@ mod tests {
     }
 
     #[test]
-    fn winks_in_the_opposite_corner_outvote_their_own() {
+    fn the_winks_behind_the_baselines_say_which_corner_is_blues() {
+        use crate::geometry::Corner;
         let mat = MatSpec::STANDARD;
-        let yellow_home = mat.corner(crate::geometry::Corner::ALL[colour_home(Colour::Yellow)]);
-        let near = |c: MatPoint| c * 0.93;
-        // Two yellow winks behind the baseline of the corner opposite yellow's, one blue at home.
+        let near = |k: Corner| mat.corner(k) * 0.93;
+        // With blue's winks behind (−X,+Y)'s baseline, yellow's are behind (−X,−Y)'s (clockwise
+        // seen from above: blue, green, red, yellow).
+        assert_eq!(Corner::home_of(Corner::NegXPosY, Colour::Yellow), Corner::NegXNegY);
+        assert_eq!(Corner::home_of(Corner::PosXPosY, Colour::Green), Corner::PosXNegY);
+        // Two yellow winks behind the corner opposite (−X,−Y): blue's is then (+X,−Y). One blue
+        // behind (−X,+Y), one green behind (+X,−Y) (blue's then (+X,+Y): the colours a quarter
+        // turn round, blue and green sharing a short side).
         let found = vec![
-            wink(Colour::Yellow, near(yellow_home * -1.0)),
-            wink(Colour::Yellow, near(yellow_home * -1.0) + MatPoint::new(0.0, 20.0 * yellow_home.y.signum())),
-            wink(Colour::Blue, near(mat.corner(crate::geometry::Corner::ALL[colour_home(Colour::Blue)]))),
+            wink(Colour::Yellow, near(Corner::PosXPosY)),
+            wink(Colour::Yellow, near(Corner::PosXPosY) + MatPoint::new(-20.0, 0.0)),
+            wink(Colour::Blue, near(Corner::NegXPosY)),
+            wink(Colour::Green, near(Corner::PosXNegY)),
             // In the field of play, and in the pot: no vote.
             wink(Colour::Red, MatPoint::new(100.0, 50.0)),
             Found { state: WinkState::Potted, ..wink(Colour::Green, MatPoint::new(0.0, 0.0)) },
         ];
-        assert_eq!(home_corner_votes(&found, &mat), (1, 2));
+        assert_eq!(home_corner_votes(&found, &mat), [1, 1, 2, 0]);
     }
 
     #[test]

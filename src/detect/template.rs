@@ -462,6 +462,7 @@ pub(crate) mod tests {
             wink_diameters: None,
             camera: None,
             pot_check: None,
+            blue_corner: crate::geometry::Corner::NegXPosY,
         }
     }
 

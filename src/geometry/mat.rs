@@ -5,8 +5,9 @@ use super::MatPoint;
 /// One of the mat's four corners, named by the signs of its mat coordinates.
 ///
 /// The order of [`Corner::ALL`] is the contract's order for `mat_corners_px`:
-/// (−X,+Y), (+X,+Y), (+X,−Y), (−X,−Y).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// (−X,+Y), (+X,+Y), (+X,−Y), (−X,−Y): clockwise seen from above.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Corner {
     /// The corner at (−X, +Y).
     NegXPosY,
@@ -30,6 +31,49 @@ impl Corner {
             Corner::PosXNegY => (1.0, -1.0),
             Corner::NegXNegY => (-1.0, -1.0),
         }
+    }
+
+    /// Its place in [`Corner::ALL`].
+    pub fn index(self) -> usize {
+        match self {
+            Corner::NegXPosY => 0,
+            Corner::PosXPosY => 1,
+            Corner::PosXNegY => 2,
+            Corner::NegXNegY => 3,
+        }
+    }
+
+    /// The corner `k` places clockwise (seen from above) from this one.
+    pub fn clockwise(self, k: usize) -> Corner {
+        Corner::ALL[(self.index() + k) % 4]
+    }
+
+    /// The corner diagonally opposite: where this one lies once the mat frame is turned half
+    /// round.
+    pub fn opposite(self) -> Corner {
+        self.clockwise(2)
+    }
+
+    /// The corner whose baseline `colour`'s winks start behind, when blue's start behind `blue`'s:
+    /// the colours go clockwise seen from above in alphabetical order (rule 5.2: blue, green,
+    /// red, yellow). Which corner is blue's the rules leave open: the winks behind the baselines
+    /// tell ([`crate::calibrate::Calibration::blue_corner`]).
+    pub fn home_of(blue: Corner, colour: crate::report::position::Colour) -> Corner {
+        use crate::report::position::Colour;
+        blue.clockwise(match colour {
+            Colour::Blue => 0,
+            Colour::Green => 1,
+            Colour::Red => 2,
+            Colour::Yellow => 3,
+        })
+    }
+}
+
+impl std::fmt::Display for Corner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (x, y) = self.signs();
+        let sign = |s: f64| if s > 0.0 { '+' } else { '−' };
+        write!(f, "({}X,{}Y)", sign(x), sign(y))
     }
 }
 

@@ -42,6 +42,11 @@ fn calibration_legend(cal: &Calibration) -> String {
         let each: Vec<String> = cal.baselines_found.iter().map(|o| o.map_or("-".into(), |d| format!("{d:+.1}"))).collect();
         legend.push_str(&format!("; baselines painted {} mm off their place", each.join(" / ")));
     }
+    if cal.blue_corner != crate::geometry::Corner::NegXPosY {
+        // The colours start a quarter turn (or, with the frame's corners given, some turn) from
+        // where a mat frame with blue at (−X,+Y) has them (rule 5.2 fixes only their order).
+        legend.push_str(&format!("; blue starts at {}", cal.blue_corner));
+    }
     legend
 }
 

@@ -343,7 +343,7 @@ pub fn render_clip(opts: &ClipOptions, video: &Path, progress: &mut dyn FnMut(u6
     let mut rng = Pcg64::seed_from_u64(opts.seed.wrapping_mul(0x2545_F491_4F6C_DD1D) ^ 0xC11F);
     let spec = opts.ruleset.spec();
     let mut base = layout::room(&mut rng, spec);
-    layout::populate(&mut rng, &mut base, spec, Kind::Midgame, layout::WINK_SHARE);
+    layout::populate(&mut rng, &mut base, spec, Kind::Midgame, layout::WINK_SHARE, crate::geometry::Corner::NegXPosY);
     let plan = (0..20).find_map(|_| plan_shot(&mut rng, &base, opts.outcome)).ok_or(SynthError::NoShot)?;
     let camera = shoot::overhead(&mut rng, &spec.mat, opts.width, opts.height);
     let fx = shoot::effects(&mut rng);
@@ -407,7 +407,7 @@ pub fn render_clip(opts: &ClipOptions, video: &Path, progress: &mut dyn FnMut(u6
         writer.write(&effects::to_bgr_mat(&rgb)?)?;
         if resting {
             if rests.len() == usize::from(after) {
-                let prov = truth::Provenance { kind: "clip", seed: opts.seed, effects: &fx, path: None, style: super::Style::Traced, wink_share: super::layout::WINK_SHARE };
+                let prov = truth::Provenance { kind: "clip", seed: opts.seed, effects: &fx, path: None, style: super::Style::Traced, wink_share: super::layout::WINK_SHARE, blue_corner: crate::geometry::Corner::NegXPosY };
                 rests.push((f, truth::truth(&scene, cam, &light.visible_px, opts.ruleset, &prov)?));
             }
             cached = Some((after, light));

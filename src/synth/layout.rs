@@ -2,7 +2,7 @@
 //! winks below them), the mat's and table's look, the pot, squidgers, hands and the lamp.
 
 use super::scene::{Disc, Hand, Light, Material, MatLook, PotBody, Rgb3, Scene, WinkBody};
-use crate::geometry::{ConvexPolygon, MatPoint, MatSpec};
+use crate::geometry::{ConvexPolygon, Corner, MatPoint, MatSpec};
 use crate::report::position::{Colour, WinkSize, WinkState};
 use crate::rules::RulesetSpec;
 use nalgebra::{Point3, Vector3};
@@ -65,16 +65,6 @@ pub fn wink_srgb(c: Colour) -> [f64; 3] {
         Colour::Green => [30.0, 150.0, 60.0],
         Colour::Red => [200.0, 30.0, 35.0],
         Colour::Yellow => [235.0, 200.0, 30.0],
-    }
-}
-
-/// The corner whose baseline each colour starts behind: clockwise seen from above, blue first (5.2).
-pub fn home_corner(c: Colour) -> (f64, f64) {
-    match c {
-        Colour::Blue => (-1.0, 1.0),
-        Colour::Green => (1.0, 1.0),
-        Colour::Red => (1.0, -1.0),
-        Colour::Yellow => (-1.0, -1.0),
     }
 }
 
@@ -186,17 +176,24 @@ pub struct Placer<'a> {
     pub winks: Vec<WinkBody>,
     /// How many winks of each colour have been made (for ids).
     made: usize,
+    /// The corner blue's unplayed winks lie behind; the other colours' follow clockwise.
+    blue: Corner,
 }
 
 impl<'a> Placer<'a> {
     /// A placer for a mat and nominal (large, small) diameters.
     pub fn new(rng: &'a mut Pcg64, spec: &RulesetSpec) -> Self {
-        Placer { rng, spec: spec.mat, nominal: (spec.winks.large_mm, spec.winks.small_mm), share: WINK_SHARE, winks: Vec::new(), made: 0 }
+        Placer { rng, spec: spec.mat, nominal: (spec.winks.large_mm, spec.winks.small_mm), share: WINK_SHARE, winks: Vec::new(), made: 0, blue: Corner::NegXPosY }
     }
 
     /// This placer with winks' diameters drawn from `share` of their nominal ones.
     pub fn sized(self, share: (f64, f64)) -> Self {
         Placer { share, ..self }
+    }
+
+    /// This placer with blue's unplayed winks behind `blue`'s baseline, the others clockwise.
+    pub fn homes(self, blue: Corner) -> Self {
+        Placer { blue, ..self }
     }
 
     fn body(&mut self, colour: Colour, size: WinkSize) -> Disc {
@@ -321,10 +318,10 @@ impl<'a> Placer<'a> {
         true
     }
 
-    /// A wink wholly behind its colour's baseline.
+    /// A wink wholly behind its colour's baseline (clockwise from blue's corner, 5.2).
     pub fn unplayed(&mut self, colour: Colour, size: WinkSize) {
-        let (sx, sy) = home_corner(colour);
-        let corner = crate::geometry::Corner::ALL.into_iter().find(|c| c.signs() == (sx, sy)).unwrap_or(crate::geometry::Corner::NegXPosY);
+        let corner = Corner::home_of(self.blue, colour);
+        let (sx, sy) = corner.signs();
         let base = self.spec.baseline(corner);
         let outline = self.spec.outline();
         let r = match size {
@@ -416,12 +413,12 @@ impl<'a> Placer<'a> {
 
 /// Fills `scene` with a position of `kind`, the winks' diameters drawn from `share` of their
 /// nominal ones ([`WINK_SHARE`]).
-pub fn populate(rng: &mut Pcg64, scene: &mut Scene, spec: &RulesetSpec, kind: Kind, share: (f64, f64)) {
+pub fn populate(rng: &mut Pcg64, scene: &mut Scene, spec: &RulesetSpec, kind: Kind, share: (f64, f64), blue: Corner) {
     let pot = scene.pot.clone();
     let table_z = -scene.mat.thickness_mm;
     let mut sets = sets(rng);
     let mut placer_rng = Pcg64::new(rng.random(), rng.random());
-    let mut p = Placer::new(&mut placer_rng, spec).sized(share);
+    let mut p = Placer::new(&mut placer_rng, spec).sized(share).homes(blue);
     match kind {
         Kind::Chessboard => {}
         Kind::Start => {
@@ -574,7 +571,7 @@ pub fn add_hand(rng: &mut Pcg64, scene: &mut Scene, choice: HandChoice, kind: Ki
     let (hl, hw) = (spec.length_mm / 2.0, spec.width_mm / 2.0);
     let height = rng.random_range(50.0..160.0);
     let (from, reach) = if choice == HandChoice::Corner {
-        let (sx, sy) = home_corner(Colour::ALL[rng.random_range(0..4)]);
+        let (sx, sy) = Corner::ALL[rng.random_range(0..4)].signs();
         let from = Point3::new(sx * (hl + 300.0), sy * (hw + 250.0), height + 250.0);
         (from, MatPoint::new(sx * (hl - rng.random_range(20.0..120.0)), sy * (hw - rng.random_range(20.0..100.0))))
     } else {

@@ -16,7 +16,7 @@ pub mod scene;
 pub mod shoot;
 pub mod truth;
 
-use crate::geometry::Camera;
+use crate::geometry::{Camera, Corner};
 use crate::report::position::Position;
 use crate::rules::{Ruleset, RulesetSpec};
 pub use layout::{HandChoice, Kind};
@@ -99,6 +99,9 @@ pub struct StillOptions {
     /// ([`layout::WINK_SHARE`] as real winks are; `(1.0, 1.0)` draws every wink at its nominal
     /// size). The scene is otherwise the same.
     pub wink_share: (f64, f64),
+    /// The corner whose baseline blue's unplayed winks lie behind; the others follow clockwise
+    /// seen from above (rule 5.2 fixes only the order).
+    pub blue_corner: Corner,
 }
 
 /// How a still is drawn.
@@ -174,7 +177,7 @@ pub fn render_still(opts: &StillOptions, path: Option<String>) -> Result<Still, 
         scene.pot = None;
         cam
     } else {
-        layout::populate(&mut rng, &mut scene, spec, opts.kind, opts.wink_share);
+        layout::populate(&mut rng, &mut scene, spec, opts.kind, opts.wink_share, opts.blue_corner);
         layout::add_squidger(&mut rng, &mut scene);
         layout::add_hand(&mut rng, &mut scene, opts.hand, opts.kind);
         match body {
@@ -200,7 +203,7 @@ pub fn render_still(opts: &StillOptions, path: Option<String>) -> Result<Still, 
     let image = effects::decode(&jpeg)?;
     let stem = opts.stem();
     let kind = stem.split_once('-').map_or(stem.as_str(), |(k, _)| k);
-    let prov = truth::Provenance { kind, seed: opts.seed, effects: &fx, path, style: opts.style, wink_share: opts.wink_share };
+    let prov = truth::Provenance { kind, seed: opts.seed, effects: &fx, path, style: opts.style, wink_share: opts.wink_share, blue_corner: opts.blue_corner };
     let truth = truth::truth(&scene, &camera, &frame.visible_px, opts.ruleset, &prov)?;
     Ok(Still { jpeg, image, truth, camera, surfaces: frame.surfaces })
 }

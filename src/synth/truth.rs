@@ -51,6 +51,8 @@ pub struct Provenance<'a> {
     pub style: super::Style,
     /// The range the winks' diameters were drawn from, as shares of their nominal ones.
     pub wink_share: (f64, f64),
+    /// The corner blue's unplayed winks lie behind.
+    pub blue_corner: crate::geometry::Corner,
 }
 
 /// The truth position document: winks, squops (computed from the geometry), the calibration as
@@ -128,6 +130,9 @@ pub fn truth(scene: &Scene, cam: &Camera, visible_px: &[f64], ruleset: Ruleset, 
     }
     if prov.wink_share != super::layout::WINK_SHARE {
         about["wink_share"] = json!([prov.wink_share.0, prov.wink_share.1]);
+    }
+    if prov.blue_corner != crate::geometry::Corner::NegXPosY {
+        about["blue_corner"] = json!(prov.blue_corner);
     }
     extra.insert("truth".into(), about);
     let raw = Position {

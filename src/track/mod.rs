@@ -467,6 +467,7 @@ mod tests {
             camera: None,
             pot_check: None,
             wink_diameters: None,
+            blue_corner: crate::geometry::Corner::NegXPosY,
         })
     }
 
