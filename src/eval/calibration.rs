@@ -36,7 +36,8 @@ pub struct FrameResult {
     pub rms_px: Option<f64>,
     /// Time to calibrate, in milliseconds.
     pub ms: f64,
-    /// How +x was chosen, and whether it came out a half turn from the truth's.
+    /// How +x was chosen, and whether blue's corner came out other than the truth's (a half
+    /// turn of the whole frame is the program's choice, [`crate::calibrate::Calibration::blue_corner`]).
     pub orientation: Option<(String, bool)>,
     /// Largest error of the footprint of points 3 mm above the mat, in mm.
     pub parallax_max_mm: Option<f64>,
@@ -131,7 +132,9 @@ fn one(case: &Case, mat: MatSpec, lens: Option<Lens>, height_off_mm: Option<f64>
         }
     }
     let Some((worst, errs, flip)) = best else { return r };
-    r.orientation = Some((format!("{:?}", cal.orientation).to_lowercase(), flip));
+    let truth_blue = case.truth.extra.get("truth").and_then(|t| t.get("blue_corner")).and_then(|v| serde_json::from_value(v.clone()).ok()).unwrap_or(crate::geometry::Corner::NegXPosY);
+    let blue = if flip { cal.blue_corner.opposite() } else { cal.blue_corner };
+    r.orientation = Some((format!("{:?}", cal.orientation).to_lowercase(), blue != truth_blue));
     let painted = case.truth.calibration.as_ref().and_then(|c| c.baselines_found_mm).map_or([0.0; 4], |o| o.map(|v| v.unwrap_or(0.0)));
     r.baseline_errors_mm = (0..4).filter_map(|k| cal.baselines_found[k].map(|d| (d - painted[if flip { (k + 2) % 4 } else { k }]).abs())).collect();
     r.corner_max_px = Some(worst);
