@@ -658,6 +658,35 @@ fn analyze_finds_faint_green_winks_on_green_felt_from_another_renderer() -> Test
     Ok(())
 }
 
+/// A frame drawn by a renderer written in session 36 from domain.md alone (samples/other-renderer,
+/// `alt36-0003`: ray-cast 3-D winks with soft drop shadows, beige felt, white tape), whose colours
+/// start a quarter turn from where a mat frame with blue at (−X,+Y) has them: blue's winks behind
+/// the (−X,−Y) baseline, green's behind (−X,+Y)'s. Every unplayed wink is read unplayed (they had
+/// all been read off: behind another colour's baseline), and none off.
+#[test]
+fn analyze_reads_unplayed_winks_where_another_renderer_starts_the_colours_elsewhere() -> TestResult {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/other-renderer");
+    let out = tempfile::tempdir()?;
+    let json = out.path().join("p.json");
+    let (code, err) = run(winkeye().arg("analyze").arg(dir.join("alt36-0003.jpg")).arg("--json").arg(&json));
+    assert_eq!(code, 0, "{err}");
+    let got: Value = serde_json::from_str(&std::fs::read_to_string(&json)?)?;
+    let truth: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("alt36-0003.truth.json"))?)?;
+    let ppm = truth["px_per_mm_centre"].as_f64().ok_or("ppm")?;
+    let found = got["winks"].as_array().ok_or("winks")?;
+    let unplayed: Vec<&Value> = truth["winks"].as_array().ok_or("truth winks")?.iter().filter(|t| t["state"] == "unplayed").collect();
+    assert_eq!(unplayed.len(), 7);
+    for t in unplayed {
+        let tp = px(&t["centre_px"]).ok_or("truth centre")?;
+        let g = found.iter().find(|g| px(&g["centre_px"]).is_some_and(|p| (p.0 - tp.0).hypot(p.1 - tp.1) < 0.5 * 8.0 * ppm)).ok_or(format!("{} not found", t["id"]))?;
+        assert_eq!((&g["colour"], &g["state"]), (&t["colour"], &Value::from("unplayed")), "{} read as {g}", t["id"]);
+    }
+    for colour in ["blue", "green", "red", "yellow"] {
+        assert_eq!(got["counts"][colour]["off"], 0, "{colour}: {}", got["counts"]);
+    }
+    Ok(())
+}
+
 /// Green winks on green felt: at their faces 10–15 CIE a*b* units from the felt, so each ray's
 /// halfway crossing rests on two noisy samples and the outline fit put these six unplayed winks'
 /// footprints 0.7–2.6 mm out (median 1.7 mm; the frame's mat is 0.5 px/mm). Their centres now come
