@@ -159,7 +159,8 @@ fn line_call(analysis: &Analysis, spec: &RulesetSpec, (field, outline): (&Convex
         return None;
     }
     let line = which_line((field, outline), c);
-    let sigma = line_sigma(f, line, ppm, cal.rms_px, size_sigma(f, cal, &spec.winks));
+    let misfit = super::misfit_sigma(super::frame_fit_rms_px(&analysis.detections.found, ppm), ppm);
+    let sigma = line_sigma(f, line, ppm, cal.rms_px, size_sigma(f, cal, &spec.winks)).with("outline_misfit", misfit);
     let edge = field.edges().min_by(|a, b| a.closest_point(c).distance(c).total_cmp(&b.closest_point(c).distance(c)))?;
     let at = edge.closest_point(c);
     let out = at - c;

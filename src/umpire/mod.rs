@@ -265,7 +265,7 @@ impl Pair {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct SigmaPart {
     /// What it is: `outline_fit`, `edge_bias`, `real_diameters`, `tilt`, `calibration`,
-    /// `wink_size`, `plane_misfit`, `wall`, `raised_rim`, `upper_unknown`, `scale`, `roundness`,
+    /// `wink_size`, `outline_misfit`, `plane_misfit`, `wall`, `raised_rim`, `upper_unknown`, `scale`, `roundness`,
     /// `assumed_size`; line calls also `real_diameter` (one wink's) and `baseline`.
     pub source: &'static str,
     /// Its standard deviation, mm.
@@ -291,6 +291,7 @@ impl SigmaPart {
             "assumed_size" => "the winks' size, assumed",
             "baseline" => "the baseline's place as painted",
             "real_diameter" => "the wink's true diameter",
+            "outline_misfit" => "the frame's outlines fitting circles poorly (shadows, glare)",
             other => other,
         }
     }
@@ -421,7 +422,7 @@ impl Pair {
             ("raised_rim" | "wall" | "plane_misfit", _) => "photograph from more nearly straight above",
             ("upper_unknown", _) => "photograph from more nearly straight above, or look from low beside the pair to see which wink lies on top",
             ("assumed_size", _) => "say --wink-size, or show a wink of the other size in the photo",
-            ("real_diameters" | "tilt" | "wink_size", _) => "a close-up of the pair (--closeup) measures the winks themselves",
+            ("real_diameters" | "tilt" | "wink_size" | "outline_misfit", _) => "a close-up of the pair (--closeup) measures the winks themselves",
             _ => "look again from another position",
         };
         let need = self.margin_mm.abs() / VERDICT_SIGMAS;
@@ -448,6 +449,36 @@ fn centre_sigma(f: &Found, px_per_mm: f64) -> f64 {
     (f.rms_mm / (n / 2.0).sqrt()).hypot(bias / px_per_mm)
 }
 
+/// The RMS (pixels) a frame's wink outlines fit circles with at the median, up to which its
+/// footprints are as the sigma budget above measured them: on the renderer's frames the median
+/// is 0.08–0.47 px (0.17 at the median of the 96 umpire frames, 0.25 at their 90th percentile).
+pub const FRAME_FIT_RMS_PX: f64 = 0.3;
+
+/// How far a footprint centre may be out where a frame's outlines fit worse than
+/// [`FRAME_FIT_RMS_PX`]: the excess edge scatter (in quadrature) is taken as the outline's
+/// systematic distortion, whose first harmonic (amplitude √2 × its RMS) moves a centre by as
+/// much; one sd of one wink's footprint, in those pixels per pixel of excess. (Another renderer's
+/// soft drop shadows, session 36: its frames' median fits 0.16–0.91 px, 0.46 at the median, and
+/// its overhead margins 2–4 mm out where sigma said 0.4–0.6 mm.)
+pub const MISFIT_CENTRE_SHARE: f64 = std::f64::consts::SQRT_2;
+
+/// The median fit RMS (pixels) of a frame's wink outlines on the mat or the table (potted winks
+/// are seen through the pot), `None` with none.
+pub fn frame_fit_rms_px(found: &[Found], px_per_mm: f64) -> Option<f64> {
+    let mut r: Vec<f64> = found.iter().filter(|f| f.state != crate::report::position::WinkState::Potted && f.rms_mm.is_finite()).map(|f| f.rms_mm * px_per_mm).collect();
+    if r.is_empty() {
+        return None;
+    }
+    let mid = r.len() / 2;
+    Some(*r.select_nth_unstable_by(mid, f64::total_cmp).1)
+}
+
+/// One sd of a footprint centre (mm) from the frame's outlines fitting worse than
+/// [`FRAME_FIT_RMS_PX`] ([`MISFIT_CENTRE_SHARE`]); 0 where they fit as well.
+pub fn misfit_sigma(frame_rms_px: Option<f64>, px_per_mm: f64) -> f64 {
+    frame_rms_px.map_or(0.0, |m| MISFIT_CENTRE_SHARE * (m * m - FRAME_FIT_RMS_PX * FRAME_FIT_RMS_PX).max(0.0).sqrt() / px_per_mm)
+}
+
 /// One standard deviation of a footprint centre's error from the edges' systematic shifts, in
 /// pixels of the frame (`winkeye eval --what detection`: flat, fully seen winks' footprint errors
 /// have a median of ~0.25 mm at ~1 px/mm, i.e. ~0.2 px per axis).
@@ -468,6 +499,7 @@ pub fn overhead_tagged(analysis: &Analysis, near: Option<PixelPoint>) -> Vec<(Op
     let found = &analysis.detections.found;
     let ppm = analysis.detections.px_per_mm.max(1e-6);
     let cal_sigma = analysis.calibration.rms_px / ppm * 0.5;
+    let misfit = misfit_sigma(frame_fit_rms_px(found, ppm), ppm);
     let nominal = &ruleset_of(analysis).spec().winks;
     let mut pairs: Vec<(Option<Nearness>, Pair)> = Vec::new();
     for i in 0..found.len() {
@@ -493,6 +525,7 @@ pub fn overhead_tagged(analysis: &Analysis, near: Option<PixelPoint>) -> Vec<(Op
                 ("tilt", tilt(a).hypot(tilt(b))),
                 ("calibration", cal_sigma),
                 ("wink_size", sizes.0.hypot(sizes.1)),
+                ("outline_misfit", std::f64::consts::SQRT_2 * misfit),
             ]);
             let sq = analysis.detections.squops.iter().find(|s| (s.upper == i && s.lower == j) || (s.upper == j && s.lower == i));
             let upper = sq.filter(|s| s.confidence >= MIN_UPPER_CONFIDENCE).map(|s| found[s.upper].id.as_str());
@@ -778,6 +811,24 @@ mod tests {
         assert_eq!(distance_to_pair(p, a, c), distance_to_pair(p, a, b));
         let order: Vec<String> = nearest_first(pairs).into_iter().map(|(_, p)| p.a).collect();
         assert_eq!(order, ["ab", "ac"]);
+    }
+
+    #[test]
+    fn a_frame_whose_outlines_fit_circles_worse_than_ours_widens_every_margins_sigma() {
+        use crate::geometry::MatPoint;
+        use crate::report::position::WinkState;
+        let fitting = |rms_mm: f64, state: WinkState| Found { rms_mm, state, ..crate::detect::test_wink(Colour::Red, MatPoint::new(0.0, 0.0)) };
+        // The median over the winks on the mat (a potted wink is seen through the pot).
+        let found = [fitting(0.1, WinkState::InPlay), fitting(0.5, WinkState::InPlay), fitting(0.6, WinkState::Off), fitting(3.0, WinkState::Potted)];
+        assert_eq!(frame_fit_rms_px(&found, 1.0), Some(0.5));
+        assert_eq!(frame_fit_rms_px(&found[3..], 1.0), None);
+        // Fits as good as the renderer's frames: nothing added.
+        assert_eq!(misfit_sigma(Some(0.25), 0.8), 0.0);
+        assert_eq!(misfit_sigma(None, 0.8), 0.0);
+        // Worse: the excess scatter, in quadrature, times √2, in mm.
+        let s = misfit_sigma(Some(0.5), 1.0);
+        assert!((s - std::f64::consts::SQRT_2 * 0.4).abs() < 1e-12, "{s}");
+        assert!((misfit_sigma(Some(0.5), 2.0) - s / 2.0).abs() < 1e-12);
     }
 
     #[test]
