@@ -1021,6 +1021,12 @@ fn cmd_calibrate(args: &CalibrateArgs) -> Result<()> {
         cal.orientation
     );
     eprintln!("  corners: ({:.1}, {:.1}) ({:.1}, {:.1}) ({:.1}, {:.1}) ({:.1}, {:.1})", c[0].x, c[0].y, c[1].x, c[1].y, c[2].x, c[2].y, c[3].x, c[3].y);
+    if cal.blue_corner != winkeye::geometry::Corner::NegXPosY {
+        // Rule 5.2 fixes only the order round the mat; say where the unplayed winks put it.
+        let at = |c: winkeye::report::position::Colour| winkeye::geometry::Corner::home_of(cal.blue_corner, c);
+        use winkeye::report::position::Colour::{Blue, Green, Red, Yellow};
+        eprintln!("  colours start: blue {}, green {}, red {}, yellow {} (rule 5.2, read from the unplayed winks)", at(Blue), at(Green), at(Red), at(Yellow));
+    }
     if cal.baselines_found.iter().any(Option::is_some) {
         let each: Vec<String> = cal.baselines_found.iter().map(|o| o.map_or("not seen".into(), |d| format!("{d:+.1}"))).collect();
         eprintln!("  baselines as painted, mm beyond where rule 2.3.1 puts them (corner order): {}", each.join(", "));

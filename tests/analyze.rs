@@ -122,6 +122,19 @@ fn analyze_reads_which_corner_each_colour_starts_in_from_the_winks_there() -> Te
             assert_eq!(counts[colour]["off"], 0, "{colour}: {counts}");
         }
     }
+    // `calibrate` says where the colours start and its file keeps it for `analyze`.
+    let cal = dir.path().join("cal.toml");
+    let (code, err) = run(winkeye().arg("calibrate").arg(dir.path().join("start-03601.jpg")).arg("--out").arg(&cal));
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("colours start: blue (−X,−Y), green (−X,+Y), red (+X,+Y), yellow (+X,−Y)"), "{err}");
+    assert!(std::fs::read_to_string(&cal)?.contains("blue_corner = \"neg_x_neg_y\""));
+    let out = dir.path().join("q.json");
+    let (code, err) = run(winkeye().arg("analyze").arg(dir.path().join("start-03601.jpg")).arg("--calibration").arg(&cal).arg("--json").arg(&out));
+    assert_eq!(code, 0, "{err}");
+    let got: Value = serde_json::from_str(&std::fs::read_to_string(&out)?)?;
+    for colour in ["blue", "green", "red", "yellow"] {
+        assert_eq!(got["counts"][colour]["unplayed"], 6, "{colour}: {}", got["counts"]);
+    }
     Ok(())
 }
 
