@@ -283,7 +283,7 @@ impl SigmaPart {
             "calibration" => "the mat's calibration",
             "wink_size" => "a wink's size",
             "plane_misfit" => "the mat's pose",
-            "wall" => "the winks' walls",
+            "wall" => "the winks' walls and rims",
             "raised_rim" => "a raised rim seen at a slant",
             "upper_unknown" => "not knowing which wink is raised",
             "scale" => "the scale",
