@@ -430,7 +430,7 @@ struct SynthArgs {
     /// long side); green's, red's and yellow's follow clockwise seen from above (rule 5.2 fixes
     /// only that order). pos-x-pos-y puts blue and green on a short side.
     #[arg(long, value_enum, default_value = "neg-x-pos-y", conflicts_with_all = ["clip", "closeup"])]
-    blue_corner: CornerArg,
+    blue_corner: winkeye::geometry::Corner,
     /// Render a clip around one shot (a video and its truth) instead of a still.
     #[arg(long, conflicts_with = "closeup")]
     clip: bool,
@@ -472,31 +472,6 @@ fn parse_square(s: &str) -> Result<f64, String> {
 }
 
 /// A range of shares of a wink's nominal diameter, "LO,HI", within 0.8–1.1.
-/// A corner of the mat, named by the signs of its mat coordinates (x along the long side).
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
-enum CornerArg {
-    /// (−X, +Y).
-    NegXPosY,
-    /// (+X, +Y).
-    PosXPosY,
-    /// (+X, −Y).
-    PosXNegY,
-    /// (−X, −Y).
-    NegXNegY,
-}
-
-impl From<CornerArg> for winkeye::geometry::Corner {
-    fn from(c: CornerArg) -> Self {
-        use winkeye::geometry::Corner;
-        match c {
-            CornerArg::NegXPosY => Corner::NegXPosY,
-            CornerArg::PosXPosY => Corner::PosXPosY,
-            CornerArg::PosXNegY => Corner::PosXNegY,
-            CornerArg::NegXNegY => Corner::NegXNegY,
-        }
-    }
-}
-
 fn parse_wink_share(s: &str) -> Result<(f64, f64), String> {
     let bad = || format!("\"{s}\" is not LO,HI with 0.8 <= LO <= HI <= 1.1 (shares of a wink's nominal diameter)");
     let (lo, hi) = s.split_once(',').ok_or_else(bad)?;
@@ -837,7 +812,7 @@ fn cmd_synth(args: &SynthArgs) -> Result<()> {
             view: args.view,
             baselines_off_mm: args.baselines_off,
             wink_share: args.wink_share,
-            blue_corner: args.blue_corner.into(),
+            blue_corner: args.blue_corner,
         };
         let stem = opts.stem();
         let image_name = format!("{stem}.{}", args.format);

@@ -640,6 +640,19 @@ fn analyze_sizes_and_places_winks_drawn_by_the_flat_renderer() -> TestResult {
     Ok(())
 }
 
+/// `analyze` on a frame in samples/other-renderer: (the document, that renderer's own truth,
+/// `<stem>.truth.json`).
+fn analyze_other_renderers(stem: &str) -> Result<(Value, Value), Box<dyn std::error::Error>> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/other-renderer");
+    let out = tempfile::tempdir()?;
+    let json = out.path().join("p.json");
+    let (code, err) = run(winkeye().arg("analyze").arg(dir.join(format!("{stem}.jpg"))).arg("--json").arg(&json));
+    assert_eq!(code, 0, "{err}");
+    let got: Value = serde_json::from_str(&std::fs::read_to_string(&json)?)?;
+    let truth: Value = serde_json::from_str(&std::fs::read_to_string(dir.join(format!("{stem}.truth.json")))?)?;
+    Ok((got, truth))
+}
+
 /// A frame drawn by another renderer (samples/other-renderer: a PIL rasteriser written to check
 /// this one, with its own camera, felt and winks): every wink on the mat found, of its colour and
 /// size. Its small green winks on dark green felt are only 11–13 CIE a*b* units from the felt at
@@ -647,13 +660,7 @@ fn analyze_sizes_and_places_winks_drawn_by_the_flat_renderer() -> TestResult {
 /// green t12 was missed) before faint winks were looked for (`ColourModel::faint`).
 #[test]
 fn analyze_finds_faint_green_winks_on_green_felt_from_another_renderer() -> TestResult {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/other-renderer");
-    let out = tempfile::tempdir()?;
-    let json = out.path().join("p.json");
-    let (code, err) = run(winkeye().arg("analyze").arg(dir.join("alt-0022.jpg")).arg("--json").arg(&json));
-    assert_eq!(code, 0, "{err}");
-    let got: Value = serde_json::from_str(&std::fs::read_to_string(&json)?)?;
-    let truth: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("alt-0022.truth.json"))?)?;
+    let (got, truth) = analyze_other_renderers("alt-0022")?;
     let ppm = truth["ppm"].as_f64().ok_or("ppm")?;
     let found = got["winks"].as_array().ok_or("winks")?;
     let mut wrong = Vec::new();
@@ -678,13 +685,7 @@ fn analyze_finds_faint_green_winks_on_green_felt_from_another_renderer() -> Test
 /// all been read off: behind another colour's baseline), and none off.
 #[test]
 fn analyze_reads_unplayed_winks_where_another_renderer_starts_the_colours_elsewhere() -> TestResult {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/other-renderer");
-    let out = tempfile::tempdir()?;
-    let json = out.path().join("p.json");
-    let (code, err) = run(winkeye().arg("analyze").arg(dir.join("alt36-0003.jpg")).arg("--json").arg(&json));
-    assert_eq!(code, 0, "{err}");
-    let got: Value = serde_json::from_str(&std::fs::read_to_string(&json)?)?;
-    let truth: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("alt36-0003.truth.json"))?)?;
+    let (got, truth) = analyze_other_renderers("alt36-0003")?;
     let ppm = truth["px_per_mm_centre"].as_f64().ok_or("ppm")?;
     let found = got["winks"].as_array().ok_or("winks")?;
     let unplayed: Vec<&Value> = truth["winks"].as_array().ok_or("truth winks")?.iter().filter(|t| t["state"] == "unplayed").collect();

@@ -6,7 +6,7 @@ use super::MatPoint;
 ///
 /// The order of [`Corner::ALL`] is the contract's order for `mat_corners_px`:
 /// (−X,+Y), (+X,+Y), (+X,−Y), (−X,−Y): clockwise seen from above.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "snake_case")]
 pub enum Corner {
     /// The corner at (−X, +Y).

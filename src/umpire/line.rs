@@ -143,14 +143,18 @@ pub fn which_line((field, outline): (&ConvexPolygon, &ConvexPolygon), c: MatPoin
 pub fn line_calls(analysis: &Analysis, near: Option<PixelPoint>) -> Vec<(Option<Nearness>, LineCall)> {
     let spec = ruleset_of(analysis).spec();
     let (field, outline) = boundaries(spec, analysis.calibration.mat.painted_offsets_mm);
-    let calls = analysis.detections.found.iter().filter(|f| matches!(f.state, WinkState::InPlay | WinkState::Off)).filter_map(|f| line_call(analysis, spec, (&field, &outline), f, near)).collect();
+    let found = &analysis.detections.found;
+    let ppm = analysis.detections.px_per_mm.max(1e-6);
+    let misfit = super::misfit_sigma(super::frame_fit_rms_px(found, ppm), ppm);
+    let calls = found.iter().filter(|f| matches!(f.state, WinkState::InPlay | WinkState::Off)).filter_map(|f| line_call(analysis, spec, (&field, &outline), f, misfit, near)).collect();
     nearest_first(calls)
 }
 
 /// Wink `f`'s call at the field of play's `boundary` (and the mat's outline, to tell its edges
 /// from the baselines), when its edge lies within [`REPORT_GAP_MM`] of it and, with `near`,
-/// within [`NEAR_MM`] of that pixel.
-fn line_call(analysis: &Analysis, spec: &RulesetSpec, (field, outline): (&ConvexPolygon, &ConvexPolygon), f: &Found, near: Option<PixelPoint>) -> Option<(Option<Nearness>, LineCall)> {
+/// within [`NEAR_MM`] of that pixel. `misfit`: the frame's outline misfit, one sd of a
+/// footprint, mm ([`super::misfit_sigma`]).
+fn line_call(analysis: &Analysis, spec: &RulesetSpec, (field, outline): (&ConvexPolygon, &ConvexPolygon), f: &Found, misfit: f64, near: Option<PixelPoint>) -> Option<(Option<Nearness>, LineCall)> {
     let (cal, ppm) = (&analysis.calibration, analysis.detections.px_per_mm.max(1e-6));
     let (c, r) = (f.centre_mm?, cal.real_radius(&spec.winks, f.size));
     let to_line = field.inside_distance(c);
@@ -159,7 +163,6 @@ fn line_call(analysis: &Analysis, spec: &RulesetSpec, (field, outline): (&Convex
         return None;
     }
     let line = which_line((field, outline), c);
-    let misfit = super::misfit_sigma(super::frame_fit_rms_px(&analysis.detections.found, ppm), ppm);
     let sigma = line_sigma(f, line, ppm, cal.rms_px, size_sigma(f, cal, &spec.winks)).with("outline_misfit", misfit);
     let edge = field.edges().min_by(|a, b| a.closest_point(c).distance(c).total_cmp(&b.closest_point(c).distance(c)))?;
     let at = edge.closest_point(c);
