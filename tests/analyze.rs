@@ -701,6 +701,37 @@ fn analyze_reads_unplayed_winks_where_another_renderer_starts_the_colours_elsewh
     Ok(())
 }
 
+/// A frame from the same renderer (`alt36-1002`: 1920×1080, 0.97 px/mm, blue-grey felt) whose winks
+/// cast soft contact shadows: the felt just beside each is about half as bright as a little
+/// further out. Measured on the orthogonal colour change, that shade read as part of the winks: four
+/// yellow winks seen whole were read at the wrong size and the footprints' centres lay 1.6 px
+/// out at the median. Measured on chromaticity where the felt beside the winks is shaded
+/// (`detect::contact_shade`), every wink seen whole is found at its size, and the median is
+/// under a pixel.
+#[test]
+fn analyze_reads_winks_sizes_through_their_contact_shadows_on_another_renderers_frame() -> TestResult {
+    let (got, truth) = analyze_other_renderers("alt36-1002")?;
+    let ppm = truth["px_per_mm_centre"].as_f64().ok_or("ppm")?;
+    let found = got["winks"].as_array().ok_or("winks")?;
+    let whole: Vec<&Value> = truth["winks"].as_array().ok_or("truth winks")?.iter().filter(|t| t["state"] != "potted" && t["level"] == 0 && t["visible_fraction"].as_f64().is_some_and(|v| v >= 0.99)).collect();
+    assert!(whole.len() >= 15, "{} winks seen whole", whole.len());
+    let (mut wrong, mut errors) = (Vec::new(), Vec::new());
+    for t in whole {
+        let tp = px(&t["centre_px"]).ok_or("truth centre")?;
+        let radius_px = if t["size"] == "large" { 11.0 } else { 8.0 } * ppm;
+        let nearest = found.iter().filter_map(|g| Some((px(&g["centre_px"])?, g))).map(|(p, g)| ((p.0 - tp.0).hypot(p.1 - tp.1), g)).min_by(|a, b| a.0.total_cmp(&b.0));
+        match nearest {
+            Some((d, g)) if d < 0.5 * radius_px && g["colour"] == t["colour"] && g["size"] == t["size"] => errors.push(d),
+            other => wrong.push(format!("{} ({} {}) read as {:?}", t["id"], t["colour"], t["size"], other.map(|(d, g)| (d, g["colour"].clone(), g["size"].clone())))),
+        }
+    }
+    assert!(wrong.is_empty(), "not found as drawn: {wrong:?}");
+    errors.sort_by(f64::total_cmp);
+    let median = errors[errors.len() / 2];
+    assert!(median < 1.0, "median centre error {median:.2} px");
+    Ok(())
+}
+
 /// Green winks on green felt: at their faces 10–15 CIE a*b* units from the felt, so each ray's
 /// halfway crossing rests on two noisy samples and the outline fit put these six unplayed winks'
 /// footprints 0.7–2.6 mm out (median 1.7 mm; the frame's mat is 0.5 px/mm). Their centres now come

@@ -14,6 +14,7 @@
 //! half the colour's own chroma (a warm white balance greys blue winks while warming the table).
 
 use crate::report::position::Colour;
+use super::fit::EdgeMeasure;
 
 /// Typical hues (CIE Lab, degrees) of wink plastic: blue, green, red, yellow.
 const TYPICAL_HUE_DEG: [(Colour, f64); 4] = [(Colour::Blue, 290.0), (Colour::Green, 145.0), (Colour::Red, 35.0), (Colour::Yellow, 92.0)];
@@ -146,6 +147,9 @@ pub struct ColourModel {
     /// How far each colour's outline, as its edges are found in this frame, lies outside the
     /// wink's rim, in mm (in the order of `Colour::ALL`; see `detect::edge_offsets`).
     pub edge_offset_mm: [f64; 4],
+    /// What winks' rims are measured on in this frame: [`EdgeMeasure::Orthogonal`], or
+    /// [`EdgeMeasure::Chroma`] where the felt beside the winks is shaded (`detect::contact_shade`).
+    pub edge_measure: EdgeMeasure,
     /// The felt's and the table's hue (degrees) and chroma, worked out once
     /// ([`ColourModel::chroma_floor`] asks for them for every colour it is asked about).
     backgrounds: [Option<(f64, f64)>; 2],
@@ -155,7 +159,7 @@ impl ColourModel {
     /// A model with typical hues for a frame whose felt (and table) colours are known.
     pub fn new(felt: Lab, table: Option<Lab>) -> ColourModel {
         let backgrounds = [Some(felt), table].map(|b| b.map(|b| (b.hue_deg(), b.chroma())));
-        ColourModel { felt, table, hues: TYPICAL_HUE_DEG, saturation: 1.0, chroma_p90: [None; 4], min_ab_distance: MIN_AB_DISTANCE, felt_spread: 0.0, edge_offset_mm: [0.0; 4], backgrounds }
+        ColourModel { felt, table, hues: TYPICAL_HUE_DEG, saturation: 1.0, chroma_p90: [None; 4], min_ab_distance: MIN_AB_DISTANCE, felt_spread: 0.0, edge_offset_mm: [0.0; 4], edge_measure: EdgeMeasure::Orthogonal, backgrounds }
     }
 
     /// Sets the felt's spread in a*b* (a robust standard deviation of its pixels' distance from
