@@ -190,7 +190,7 @@ fn account_for_unlisted(pieces: &mut Vec<Piece>, counts: Option<&BTreeMap<Colour
                     left: None,
                     state,
                     listed: false,
-                    // Not seen on the mat yet counted in play: hidden under another wink.
+                    // Not seen on the mat yet counted in play: taken as hidden under another wink.
                     squopped: state == WinkState::InPlay,
                     squopping: false,
                 });
@@ -199,7 +199,7 @@ fn account_for_unlisted(pieces: &mut Vec<Piece>, counts: Option<&BTreeMap<Colour
         let parts: Vec<String> = added
             .iter()
             .map(|(s, n)| {
-                let how = if *s == WinkState::InPlay { "in play, hidden under another wink" } else { s.name() };
+                let how = if *s == WinkState::InPlay { "in play, unseen (under another wink, or not found)" } else { s.name() };
                 format!("{n} {how}")
             })
             .collect();
