@@ -66,9 +66,10 @@ const BRIGHTNESS_RMS_SHARE: f64 = 0.4;
 /// cast soft contact shadows, 0.55–1.05 (median 0.80; 62 of 83 under). See [`contact_shade`] for
 /// what measuring on chromaticity then gains and costs.
 const CONTACT_SHADE: f64 = 0.9;
-/// The rings [`contact_shade`] compares, pixels beyond a wink's nominal rim: clear of the rim's
-/// blur (a pixel), and well beyond the shadow.
+/// The rings [`contact_shade`] compares, pixels beyond a wink's nominal rim: the felt just past
+/// the rim, clear of its blur (a pixel)...
 const SHADE_NEAR_PX: (f64, f64) = (1.0, 2.5);
+/// ... and the felt's own level, further out.
 const SHADE_FAR_PX: (f64, f64) = (5.0, 9.0);
 /// Winks with another found within this many of their radii are left out of [`contact_shade`].
 const SHADE_CLEAR_RADII: f64 = 3.2;
@@ -1350,10 +1351,12 @@ pub struct Hint {
 /// footprint's centre is then fitted with the size's nominal radius: the diameters are known
 /// (rule 2.1.1) far better than a partly seen rim measures them.
 ///
-/// Edges are read on the colour change orthogonal to the wink's colour first; when that gives no
-/// wink, again on chromaticity. (At a few pixels across, a dark contact shadow blurs into the rim
-/// and some rays read it as wink, so the fit fails; a shadow does not change chromaticity.
-/// Chromaticity first was worse over the renderer's frames: sizes 99.5 → 97.6% right.)
+/// Edges are read on the frame's measure (`model.edge_measure`: the colour change orthogonal to
+/// the wink's colour, or chromaticity in a frame whose winks cast contact shadows) first; when
+/// that gives no wink, again on the other. (At a few pixels across, a dark contact shadow blurs
+/// into the rim and some rays read it as wink, so the fit fails; a shadow does not change
+/// chromaticity. Chromaticity first everywhere was worse over the renderer's frames: sizes
+/// 99.5 → 97.6% right.)
 #[allow(clippy::too_many_arguments)]
 pub fn measure(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, colour: Colour, c_px: PixelPoint, r_px: f64, nominal: &NominalDiameters, hint: &Hint) -> Option<Found> {
     let first = measure_with(view, cal, model, colour, c_px, r_px, nominal, hint, model.edge_measure);
