@@ -71,6 +71,9 @@ const CONTACT_SHADE: f64 = 0.9;
 const SHADE_NEAR_PX: (f64, f64) = (1.0, 2.5);
 /// ... and the felt's own level, further out.
 const SHADE_FAR_PX: (f64, f64) = (5.0, 9.0);
+/// Each ring is read at this many angles and radii (its median needs no more).
+const SHADE_RING_ANGLES: usize = 48;
+const SHADE_RING_RADII: usize = 2;
 /// Winks with another found within this many of their radii are left out of [`contact_shade`].
 const SHADE_CLEAR_RADII: f64 = 3.2;
 /// Fewest winks [`contact_shade`] reads a frame's shading from.
@@ -649,15 +652,15 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
 /// 1.186 mm (flat90b).
 fn contact_shade(view: &LinearView<'_>, cal: &Calibration, nominal: &NominalDiameters, found: &[Found]) -> Option<f64> {
     let ring = |p: PixelPoint, (a, b): (f64, f64)| -> Option<f64> {
-        let n = ((b * std::f64::consts::TAU).ceil() as usize).max(24);
-        let mut v: Vec<f64> = (0..n * 4)
+        let (n, across) = (SHADE_RING_ANGLES, SHADE_RING_RADII);
+        let mut v: Vec<f64> = (0..n * across)
             .filter_map(|k| {
-                let t = (k / 4) as f64 / n as f64 * std::f64::consts::TAU;
-                let d = a + (b - a) * ((k % 4) as f64 + 0.5) / 4.0;
+                let t = (k / across) as f64 / n as f64 * std::f64::consts::TAU;
+                let d = a + (b - a) * ((k % across) as f64 + 0.5) / across as f64;
                 view.luminance(p.x + d * t.cos(), p.y + d * t.sin())
             })
             .collect();
-        (v.len() >= n * 2).then(|| {
+        (v.len() * 2 >= n * across).then(|| {
             v.sort_by(f64::total_cmp);
             v[v.len() / 2]
         })
