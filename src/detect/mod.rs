@@ -60,11 +60,12 @@ const SCATTERED_EDGES_PX: f64 = 0.5;
 /// sets found 2 winks more but the flat style read 5 more sizes wrong.
 const BRIGHTNESS_RMS_SHARE: f64 = 0.4;
 /// The felt beside winks counts as shaded (contact shadows) when its median brightness is under
-/// this share of the felt's a little further out ([`contact_shade`]). Our traced renderer's
-/// frames read 0.94–1.08 (nine sets, about 1,100 frames; one set of pot-outs 0.88–0.98, 2 of 45
-/// frames under), its flat-drawn ones 0.89–0.99 (4 of 91 under); another renderer's, whose winks
-/// cast soft contact shadows, 0.55–1.05 (median 0.80; 62 of 83 under). See [`contact_shade`] for
-/// what measuring on chromaticity then gains and costs.
+/// this share of the felt's a little further out ([`contact_shade`]). With the rings read at
+/// every pixel round (as first built), our traced renderer's frames read 0.94–1.08 (nine sets,
+/// about 1,100 frames; one set of pot-outs 0.88–0.98, 2 of 45 frames under), its flat-drawn ones
+/// 0.89–0.99 (4 of 91 under); another renderer's, whose winks cast soft contact shadows,
+/// 0.55–1.05 (median 0.80; 62 of 83 under). See [`contact_shade`] for what measuring on
+/// chromaticity then gains and costs.
 const CONTACT_SHADE: f64 = 0.9;
 /// The rings [`contact_shade`] compares, pixels beyond a wink's nominal rim: the felt just past
 /// the rim, clear of its blur (a pixel)...
@@ -647,9 +648,9 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
 /// false squops across gaps 14 → 8. It is not asked everywhere: on our renderer's frames, with
 /// their sharper edges and JPEG's half-resolution colour, chromaticity fits worse (all 228 frames
 /// of figA on it: recall 99.84% → 98.99%, sizes 99.83% → 98.95%). As it stands, figA's, the
-/// held-out sets' and varied looks' tables are unchanged; the pot-out set's two frames gained a
-/// wink found and lost a squop; the flat-drawn frames' footprints' 95th percentile went 1.256 →
-/// 1.186 mm (flat90b).
+/// held-out sets' and varied looks' tables are unchanged; one frame of the pot-out set 7001
+/// gained a wink found and lost a squop; the flat-drawn frames' footprints' 95th percentile went
+/// 1.256 → 1.186 mm (flat90b).
 fn contact_shade(view: &LinearView<'_>, cal: &Calibration, nominal: &NominalDiameters, found: &[Found]) -> Option<f64> {
     let ring = |p: PixelPoint, (a, b): (f64, f64)| -> Option<f64> {
         let (n, across) = (SHADE_RING_ANGLES, SHADE_RING_RADII);
