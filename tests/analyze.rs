@@ -740,6 +740,35 @@ fn analyze_reads_winks_sizes_through_their_contact_shadows_on_another_renderers_
     Ok(())
 }
 
+/// Green winks duller than the bright green felt they lie on (`alt36-2003-half`: another
+/// renderer's 4K frame halved to 1920×1080, 0.83 px/mm). Their faces are 16–17 CIE a*b* units
+/// from the felt, but at chroma 38 against the felt's 47: the colour model asked a pixel of the
+/// felt's hue to be more saturated than the felt, and found none of them, so green counted potted
+/// out. They lie 20° of hue off the felt, 13 units off its line of shades, where no shade of the
+/// felt does: the faint model takes such pixels (`ColourModel::off_felt_line`), and every green
+/// wink in play is found, with no green wink where none lies.
+#[test]
+fn analyze_finds_green_winks_duller_than_the_green_felt_they_lie_on() -> TestResult {
+    let (got, truth) = analyze_other_renderers("alt36-2003-half")?;
+    let ppm = truth["px_per_mm_centre"].as_f64().ok_or("ppm")?;
+    let found = got["winks"].as_array().ok_or("winks")?;
+    let greens: Vec<&Value> = truth["winks"].as_array().ok_or("truth winks")?.iter().filter(|t| t["colour"] == "green" && t["state"] != "potted").collect();
+    assert_eq!(greens.len(), 5, "green winks on the mat");
+    let near = |a: &Value, b: &Value, r: f64| px(&a["centre_px"]).zip(px(&b["centre_px"])).is_some_and(|(p, q)| (p.0 - q.0).hypot(p.1 - q.1) < r);
+    for t in &greens {
+        let radius_px = if t["size"] == "large" { 11.0 } else { 8.0 } * ppm;
+        assert!(found.iter().any(|g| g["colour"] == "green" && near(g, t, 0.5 * radius_px)), "{} not found: {found:?}", t["id"]);
+    }
+    for g in found.iter().filter(|g| g["colour"] == "green" && g["state"] != "potted") {
+        assert!(greens.iter().any(|t| near(g, t, 11.0 * ppm)), "a green wink where none lies: {g}");
+    }
+    for state in ["unplayed", "in_play", "off", "potted"] {
+        let truly = truth["winks"].as_array().ok_or("truth winks")?.iter().filter(|t| t["colour"] == "green" && t["state"] == state).count();
+        assert_eq!(got["counts"]["green"][state].as_u64(), Some(truly as u64), "green {state}: {}", got["counts"]);
+    }
+    Ok(())
+}
+
 /// Green winks on green felt: at their faces 10–15 CIE a*b* units from the felt, so each ray's
 /// halfway crossing rests on two noisy samples and the outline fit put these six unplayed winks'
 /// footprints 0.7–2.6 mm out (median 1.7 mm; the frame's mat is 0.5 px/mm). Their centres now come

@@ -18,6 +18,9 @@ use super::fit::EdgeMeasure;
 
 /// Typical hues (CIE Lab, degrees) of wink plastic: blue, green, red, yellow.
 const TYPICAL_HUE_DEG: [(Colour, f64); 4] = [(Colour::Blue, 290.0), (Colour::Green, 145.0), (Colour::Red, 35.0), (Colour::Yellow, 92.0)];
+/// The felt's line of shades ([`ColourModel::off_felt_line`]) is taken only for a felt at least
+/// this chromatic: a greyer felt's hue is its noise.
+const FELT_LINE_MIN_CHROMA: f64 = 15.0;
 /// A learned prototype may move this far from the typical hue.
 const MAX_HUE_SHIFT_DEG: f64 = 25.0;
 /// A pixel further than this from its colour's prototype hue is not that colour.
@@ -153,13 +156,16 @@ pub struct ColourModel {
     /// The felt's and the table's hue (degrees) and chroma, worked out once
     /// ([`ColourModel::chroma_floor`] asks for them for every colour it is asked about).
     backgrounds: [Option<(f64, f64)>; 2],
+    /// Whether a pixel of the felt's own colour off the felt's line of shades is a wink pixel
+    /// whatever its chroma ([`ColourModel::off_felt_line`]; the faint model's).
+    felt_line: bool,
 }
 
 impl ColourModel {
     /// A model with typical hues for a frame whose felt (and table) colours are known.
     pub fn new(felt: Lab, table: Option<Lab>) -> ColourModel {
         let backgrounds = [Some(felt), table].map(|b| b.map(|b| (b.hue_deg(), b.chroma())));
-        ColourModel { felt, table, hues: TYPICAL_HUE_DEG, saturation: 1.0, chroma_p90: [None; 4], min_ab_distance: MIN_AB_DISTANCE, felt_spread: 0.0, edge_offset_mm: [0.0; 4], edge_measure: EdgeMeasure::Orthogonal, backgrounds }
+        ColourModel { felt, table, hues: TYPICAL_HUE_DEG, saturation: 1.0, chroma_p90: [None; 4], min_ab_distance: MIN_AB_DISTANCE, felt_spread: 0.0, edge_offset_mm: [0.0; 4], edge_measure: EdgeMeasure::Orthogonal, backgrounds, felt_line: false }
     }
 
     /// Sets the felt's spread in a*b* (a robust standard deviation of its pixels' distance from
@@ -175,20 +181,31 @@ impl ColourModel {
     /// felt's spread). A green wink on dark green felt can differ from it by 11–13 units at its
     /// middle and is lost at 12; at 10 everywhere, the blurred rims of winks of one colour
     /// touching or squopping on a felt of their hue join them into one region, read as one wink.
+    /// And pixels of the felt's own colour duller than the felt, off its line of shades
+    /// ([`ColourModel::off_felt_line`]).
     pub fn faint(&self) -> ColourModel {
-        ColourModel { min_ab_distance: MIN_AB_DISTANCE_FAINT.max(AB_SPREADS * self.felt_spread), ..self.clone() }
+        ColourModel { min_ab_distance: MIN_AB_DISTANCE_FAINT.max(AB_SPREADS * self.felt_spread), felt_line: true, ..self.clone() }
     }
 
     /// Least chroma of a wink pixel of this hue: [`MIN_CHROMA`] at the hues of skin and wood,
     /// [`MIN_CHROMA_COOL`] elsewhere, and [`CHROMA_ABOVE_BACKGROUND`] more than the felt or the
     /// table where the hue is near theirs.
     pub fn chroma_floor(&self, hue: f64) -> f64 {
+        self.floor_at(hue, false)
+    }
+
+    /// [`ColourModel::chroma_floor`], where `off_felt_line` says the pixel lies off the felt's
+    /// line of shades ([`ColourModel::off_felt_line`]): the felt's chroma is then no floor.
+    fn floor_at(&self, hue: f64, off_felt_line: bool) -> f64 {
         let nearest = self.nearest_index(hue);
         let warm = nearest.is_some_and(|k| matches!(self.hues[k].0, Colour::Red | Colour::Yellow));
         let skin = (SKIN_HUES_DEG.0..=SKIN_HUES_DEG.1).contains(&hue);
         let mut floor = if skin { MIN_CHROMA_SKIN * self.saturation } else if warm { MIN_CHROMA * self.saturation } else { MIN_CHROMA_COOL };
         let own = nearest.and_then(|k| self.chroma_p90[k]);
-        for &(b_hue, b_chroma) in self.backgrounds.iter().flatten() {
+        for (k, &(b_hue, b_chroma)) in self.backgrounds.iter().enumerate().filter_map(|(k, b)| b.as_ref().map(|b| (k, b))) {
+            if k == 0 && off_felt_line {
+                continue;
+            }
             let above = b_chroma + CHROMA_ABOVE_BACKGROUND;
             if hue_diff(hue, b_hue).abs() <= BACKGROUND_HUE_DEG {
                 floor = floor.max(above);
@@ -215,7 +232,30 @@ impl ColourModel {
             return None;
         }
         let hue = c.hue_deg();
-        (c.chroma() >= self.chroma_floor(hue)).then_some(hue)
+        (c.chroma() >= self.floor_at(hue, self.off_felt_line(c))).then_some(hue)
+    }
+
+    /// How far a colour lies off the felt's line of shades in the a*b* plane (the ray from grey
+    /// through the felt's colour), in CIE Lab units.
+    fn felt_line_offset(&self, c: Lab) -> f64 {
+        let f = self.felt;
+        (c.a * f.b - c.b * f.a).abs() / f.chroma().max(f64::EPSILON)
+    }
+
+    /// Whether a colour lies off the felt's line of shades in the a*b* plane (the ray from grey
+    /// through the felt's colour) by at least the model's least distance from the felt.
+    ///
+    /// Shade, glare and a blur with a white line move the felt along that line (its chroma, not
+    /// its hue); a wink of the felt's hue but not its shade lies off it. A green wink duller
+    /// than a bright green felt (another renderer's: chroma 38 against 47, 20° of hue away,
+    /// 13 units off the line) is such a wink, under the floor of the felt's chroma.
+    fn off_felt_line(&self, c: Lab) -> bool {
+        let f = self.felt;
+        self.felt_line
+            && f.chroma() >= FELT_LINE_MIN_CHROMA
+            && self.felt_line_offset(c) >= self.min_ab_distance
+            && c.a * f.a + c.b * f.b > 0.0
+            && self.nearest_index(f.hue_deg()).is_some_and(|k| self.nearest_index(c.hue_deg()) == Some(k))
     }
 
     /// The wink colour of a pixel, or `None` when it is not wink-coloured.
@@ -338,6 +378,29 @@ mod tests {
         // A noisy felt's own spread still rules.
         let noisy = ColourModel::new(lab(39.2, -32.0, 20.0), None).with_felt_spread(3.5).faint();
         assert_eq!(noisy.classify(lab(41.2, -41.0, 27.0)), None);
+    }
+
+    #[test]
+    fn a_green_wink_duller_than_green_felt_is_green_to_the_faint_model_off_the_felts_line() {
+        // Bright green felt and the face of a green wink on it, as another renderer drew them
+        // (sampled from its JPEG): 20° of hue apart, the wink less saturated.
+        let felt = at(49.0, 137.0, 49.0);
+        let m = ColourModel::new(felt, Some(lab(20.0, 2.0, 3.0))).with_felt_spread(2.7);
+        let wink = at(60.0, 157.0, 38.0);
+        assert!(m.felt_line_offset(wink) > 12.0, "{}", m.felt_line_offset(wink));
+        assert_eq!(m.classify(wink), None, "not by the strict model: under the felt's chroma");
+        let faint = m.faint();
+        assert_eq!(faint.classify(wink), Some(Colour::Green));
+        // Shades of the felt lie on its line: darker, greyer, or a little noisy.
+        assert_eq!(faint.classify(at(30.0, 137.0, 30.0)), None, "the felt in shade");
+        assert_eq!(faint.classify(at(70.0, 139.0, 20.0)), None, "the felt blurred with a white line");
+        assert_eq!(faint.classify(at(49.0, 141.0, 47.0)), None, "the felt's noise");
+        // A pixel nearer yellow's hue than green's (a yellow wink's rim blurred into the felt) is
+        // not the felt's colour: its chroma must still clear the felt's.
+        assert_eq!(faint.classify(at(60.0, 112.0, 45.0)), None, "yellow blurred into the felt");
+        // A noisy felt's own spread still rules.
+        let noisy = ColourModel::new(felt, None).with_felt_spread(4.0).faint();
+        assert_eq!(noisy.classify(wink), None);
     }
 
     #[test]

@@ -407,11 +407,11 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
         let (a, b, c, d) = (a.max(0), b.max(0), c.min(lw - 1), d.min(lh - 1));
         (a <= c && b <= d).then(|| Rect::new(a, b, c - a + 1, d - b + 1))
     });
-    // Faint winks (a green wink on dark green felt) are looked for too, where the model sees too
-    // little of a colour for a region (`ColourModel::faint`); the pot's surroundings are left to
-    // the model.
+    // Faint winks (a green wink on dark green felt, or one duller than a bright green felt) are
+    // looked for too, where the model sees too little of a colour for a region
+    // (`ColourModel::faint`); the pot's surroundings are left to the model.
     let faint_model = model.faint();
-    let lut = ClassLut::new(&model, (faint_model.min_ab_distance < model.min_ab_distance).then_some(&faint_model), &lab8);
+    let lut = ClassLut::new(&model, Some(&faint_model), &lab8);
     let step = label_sample_step(ppm_min * nominal.small_mm / scale as f64);
     let (mut masks, faint_masks) = label_masks(&region, &lut, pot_bbox, step);
     let mut potted = Vec::new();
@@ -925,11 +925,11 @@ impl<'m> ClassLut<'m> {
         let c = Lab { l: 50.0, a: lab[1] as f64 - 128.0, b: lab[2] as f64 - 128.0 };
         let index = |m: &ColourModel| m.classify(c).map_or(Self::NONE, colour_index);
         let strict = index(self.model);
-        // The faint model differs only nearer the felt or the table than the model allows, and no
-        // nearer than it allows itself: elsewhere it is not asked.
+        // The faint model is asked only where the model sees no colour, and no nearer the felt or
+        // the table than it allows itself.
         let near = |m: &ColourModel| c.ab_distance(m.felt) < m.min_ab_distance || m.table.is_some_and(|t| c.ab_distance(t) < m.min_ab_distance);
         let faint = match self.faint {
-            Some(f) if strict == Self::NONE && near(self.model) && !near(f) => index(f),
+            Some(f) if strict == Self::NONE && !near(f) => index(f),
             _ => Self::NONE,
         };
         let code = (strict * 5 + faint) as u8;
@@ -1031,6 +1031,11 @@ fn grow(bbox: &mut Option<Rect>, r: Rect) {
 /// or so beyond the wink it leaves, which no wink is. (On the three 1080p bench frames, 1% of the
 /// tiles are labelled in full, and labelling takes a third of the time it took pixel by pixel.)
 const LABEL_TILE_PX: usize = 8;
+
+/// A faint model's pixel this near (label pixels) another colour's is that wink's rim blurred into
+/// the felt. (Over the fourth renderer's 83 frames, without it one yellow wink was read as green
+/// and one false wink found.)
+const BLEND_REACH_PX: i64 = 2;
 
 /// The labelling's sampling step ([`LABEL_TILE_PX`]) for a small wink `small_px` label pixels
 /// across: a third of that, from 2 to 4. Any wink at least half in view holds a block that wide
@@ -1134,8 +1139,21 @@ fn label_masks(region: &Region<'_>, lut: &ClassLut<'_>, skip: Option<Rect>, step
     }
     let masks = Masks { width: region.width, bufs, bbox, tiles: written.len(), written: Some(written) };
     // The faint model's masks, for the colours it adds pixels to: those pixels and the model's.
+    // A pixel beside another colour's is the blur of that wink's rim into the felt, not a faint
+    // wink's (a yellow wink's rim on green felt lies between the two: green-yellow, off the
+    // felt's line of shades).
+    let beside_other = |k: usize, at: usize| {
+        let (i, j) = ((at % w) as i64, (at / w) as i64);
+        let r = BLEND_REACH_PX;
+        (j - r..=j + r).filter(|&y| y >= 0 && y < h as i64).any(|y| {
+            (i - r..=i + r).filter(|&x| x >= 0 && x < w as i64).any(|x| (0..4).any(|o| o != k && masks.bufs[o][y as usize * w + x as usize] != 0))
+        })
+    };
     let mut faint: Option<Masks> = None;
     for &(k, at) in labelled.iter().flat_map(|(_, f)| f) {
+        if beside_other(k, at) {
+            continue;
+        }
         let faint = faint.get_or_insert_with(|| Masks { width: region.width, bufs: vec![Vec::new(); 4], bbox: [None; 4], written: None, tiles: 0 });
         if faint.bufs[k].is_empty() {
             faint.bufs[k] = masks.bufs[k].clone();
