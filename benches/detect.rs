@@ -17,8 +17,14 @@ fn frames() -> Vec<(String, opencv::core::Mat)> {
             out.push((format!("1920x1080 {name}"), frame));
         }
     }
+    // Another renderer's frame on green felt, whose green winks no pixel tells from the felt: the
+    // search by shape (`detect::search`) runs.
+    let other = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/other-renderer/alt36-1047.jpg");
+    if let Ok(frame) = winkeye::capture::load_image(&other) {
+        out.push(("1920x1080 alt36-1047 (another renderer, green felt)".into(), frame));
+    }
     // 3840×2160: the same scene, upscaled (the detector's work grows with the mat's size in pixels).
-    if let Some((_, f)) = out.first() {
+    if let Some((_, f)) = out.iter().find(|(name, _)| name.ends_with("midgame-00003")) {
         let mut big = opencv::core::Mat::default();
         if opencv::imgproc::resize(f, &mut big, opencv::core::Size::new(3840, 2160), 0.0, 0.0, opencv::imgproc::INTER_CUBIC).is_ok() {
             out.push(("3840x2160 midgame-00003 (upscaled)".into(), big));

@@ -16,6 +16,7 @@ pub mod colour;
 pub mod fit;
 pub mod naive;
 pub mod sample;
+mod search;
 mod split;
 pub mod template;
 
@@ -490,6 +491,22 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
     if contact_shade(&view, cal, &nominal, &found).is_some_and(|s| s < CONTACT_SHADE) {
         model.edge_measure = fit::EdgeMeasure::Chroma;
         found = measure_all(&model);
+    }
+    // Winks of the felt's own colour of which the model took no pixel: looked for by their shape,
+    // measured as any other.
+    let painted = spec.mat.with_painted(cal.mat.painted_offsets_mm);
+    let hidden = match &small {
+        Some(m) => search::felt_hued(m, &lab8, &labels, &masks, &model, cal, &painted, &nominal, &found)?,
+        None => search::felt_hued(&Mat::roi(bgr, Rect::new(x0, y0, x1 - x0, y1 - y0))?, &lab8, &labels, &masks, &model, cal, &painted, &nominal, &found)?,
+    };
+    if !hidden.is_empty() {
+        let extra: Vec<Found> = hidden
+            .par_iter()
+            .filter_map(|&(c, p, r)| measure(&view, cal, &model, c, p, r, &nominal, &Hint::default()).filter(|f| f.centre_px.distance(p) < SEARCH_MOVE_SHARE * r))
+            .filter(|f| search::stands_out(&view, &model, f))
+            .collect();
+        found.extend(extra);
+        dedupe(&mut found);
     }
     // Beyond the mat, a "wink" whose face is the table's colour is the table's grain.
     drop_table_grain(&view, &spec.mat.outline(), &model, &mut found);
@@ -1659,6 +1676,10 @@ fn dedupe(found: &mut Vec<Found>) {
     let mut k = keep.iter();
     found.retain(|_| *k.next().unwrap_or(&true));
 }
+
+/// A wink looked for by its shape (`search`) is kept only when its outline's centre lies within
+/// this share of a small wink's radius of where it was looked for.
+const SEARCH_MOVE_SHARE: f64 = 0.6;
 
 /// Two hypotheses of one colour whose fits lie nearer than this share of the smaller's radius
 /// found one wink twice.

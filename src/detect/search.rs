@@ -1,0 +1,331 @@
+//! Winks of the felt's own colour that no pixel tells from the felt, looked for by their shape.
+//!
+//! A green wink on green felt can lie a few CIE a*b* units from the felt at its face, inside the
+//! scatter of single felt pixels (3–7 units on a textured felt, under JPEG noise), where the colour
+//! model ([`super::colour`]) cannot take any of its pixels. But a wink's colour differs from the
+//! felt's over its whole face, and averaged over a face the felt's noise falls by the square root
+//! of its pixels. So each point's colour, averaged over a box a small wink's radius wide, is
+//! compared with the felt's round it (a box six radii wide), both over the felt alone (on the mat,
+//! off its baselines, no wink colour labelled, no wink found, away from the pot), along the
+//! direction *off the felt's line of shades* (the ray in a*b* from grey through the felt): shade,
+//! glare and a blur with a white or black line move the felt along that line, a wink's plastic of
+//! a slightly other hue moves it off. Points standing out by many times the frame's own noise of
+//! that comparison, clear of the mat's edges, its baselines, the pot and the winks found, are
+//! measured as winks of the felt's colour ([`super::measure`]); a wink so measured is kept when its
+//! face stands out from the felt round it as the search said ([`stands_out`]).
+//!
+//! Only cool felts are searched (a felt whose hue is green's or blue's): warm felts share their
+//! hues with skin and wood, and a fingertip over tan felt stands out just as a yellow wink on it
+//! would. Over another renderer's 83 frames this found 21 more winks (green on green felts) and no
+//! false one; the gates, and what each was added for, are in the README ("Winks no pixel of which
+//! tells them from the felt").
+
+use super::colour::ColourModel;
+use super::sample::Lab8;
+use super::{px_per_mm, Found, Labels, Masks};
+use crate::calibrate::Calibration;
+use crate::geometry::{MatPoint, MatSpec, PixelPoint};
+use crate::report::position::{Colour, NominalDiameters};
+use opencv::core::{Mat, Point, Rect, Scalar, Size, Vector, CV_32F};
+use opencv::imgproc;
+use opencv::prelude::*;
+use rayon::prelude::*;
+
+/// Least chroma of a felt whose line of shades is taken (a greyer felt's hue is its noise, and
+/// no wink colour is its own).
+const MIN_FELT_CHROMA: f64 = 25.0;
+/// A point's face stands out when its colour off the felt's line differs from the felt's round
+/// it by this many times the frame's own noise of that difference (a robust sd over the felt).
+const MIN_SIGMAS: f64 = 12.0;
+/// ... and by at least this much (CIE units): a felt drawn flat has next to no noise of its own.
+const MIN_RESPONSE: f64 = 2.5;
+/// Side of the face's box, in small winks' radii.
+const FACE_BOX_RADII: f64 = 1.0;
+/// Side of the felt's box round it, in small winks' radii.
+const FELT_BOX_RADII: f64 = 6.0;
+/// Least share of the face's box the colour model calls felt (no wink of any colour labelled,
+/// none found): nearer other winks, their colours blur into the box.
+const MIN_FACE_FELT: f64 = 0.9;
+/// Least share of the felt's box that is felt.
+const MIN_BOX_FELT: f64 = 0.5;
+/// Points nearer than this (mm), beyond a large wink's radius, to the mat's edges, a baseline's
+/// middle or the pot's clearance ([`POT_CLEAR_MM`]) are not looked at: lines and the pot's wall
+/// blur into the felt off its line too.
+const CLEARANCE_MM: f64 = 6.0;
+/// Points nearer a wink found than its outline and this many small winks' radii are not looked
+/// at (its blurred rim and its shadow).
+const BESIDE_WINK_RADII: f64 = 3.5;
+/// The felt is taken this far (mm) inside the mat's edges ...
+const EDGE_INSET_MM: f64 = 3.0;
+/// ... and off a band this wide (mm) along each baseline's middle (lines are 2–6 mm wide, and
+/// blurred).
+const LINE_BAND_MM: f64 = 12.0;
+/// Points along each edge or baseline where it is drawn into the felt's mask (the lens bends
+/// straight lines).
+const EDGE_SAMPLES: usize = 24;
+/// The pot, its wall and its shadow: this far (mm) from its centre is not felt.
+const POT_CLEAR_MM: f64 = 60.0;
+/// Least radius of a small wink in the frame, pixels: a face fewer pixels across holds too few to
+/// average (and a JPEG's 8-pixel blocks are as large as winks).
+const MIN_SMALL_RADIUS_PX: f64 = 3.0;
+/// Winks a colour has (rule 2.1.1: two large and four small).
+const WINKS_A_COLOUR: usize = 6;
+
+/// Where winks of the felt's own colour may lie unseen by the colour model: frame pixels with a
+/// small wink's radius (pixels), most standing out first. Empty unless the felt's hue is one of
+/// the wink colours' and fewer than six of that colour are among `found`.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn felt_hued(image: &impl opencv::core::ToInputArray, lab8: &Lab8, labels: &Labels, masks: &Masks, model: &ColourModel, cal: &Calibration, mat: &MatSpec, nominal: &NominalDiameters, found: &[Found]) -> opencv::Result<Vec<(Colour, PixelPoint, f64)>> {
+    let felt = model.felt;
+    if felt.chroma() < MIN_FELT_CHROMA {
+        return Ok(Vec::new());
+    }
+    // Warm felts (tan, brown, red) share their hues with skin and wood: a fingertip over them
+    // stands out as a wink of their colour would.
+    let Some(colour) = model.nearest_hue(felt.hue_deg()).filter(|c| matches!(c, Colour::Green | Colour::Blue)) else { return Ok(Vec::new()) };
+    let have = found.iter().filter(|f| f.colour == colour).count();
+    if have >= WINKS_A_COLOUR {
+        return Ok(Vec::new());
+    }
+    let (lw, lh) = (masks.width, masks.bufs.first().map_or(0, |b| b.len() as i32 / masks.width.max(1)));
+    if lw < 8 || lh < 8 {
+        return Ok(Vec::new());
+    }
+    let s = labels.scale as f64;
+    let ppm = px_per_mm(cal, MatPoint::new(0.0, 0.0));
+    let r_small = nominal.small_mm / 2.0 * ppm / s;
+    if r_small * s < MIN_SMALL_RADIUS_PX {
+        return Ok(Vec::new());
+    }
+    // The grid: blocks of label pixels half a small wink's radius wide.
+    let g = ((r_small / 2.0).floor() as i32).max(1);
+    let (gw, gh) = (lw / g, lh / g);
+    if gw < 8 || gh < 8 {
+        return Ok(Vec::new());
+    }
+
+    // Felt: on the mat, off its baselines, no wink colour labelled, no wink found, not the pot.
+    let to_label = |m: MatPoint| cal.mat_to_image(m).map(|p| labels.label_coords(p)).map(|(i, j)| Point::new(i.round() as i32, j.round() as i32));
+    let mut felt_mask = Mat::new_rows_cols_with_default(lh, lw, opencv::core::CV_8U, Scalar::all(0.0))?;
+    // 255 where felt (a byte's full scale, for the block means below).
+    if let Some(inner) = mat.outline().inset(EDGE_INSET_MM) {
+        let mut ring: Vector<Point> = Vector::new();
+        for e in inner.edges() {
+            for k in 0..EDGE_SAMPLES {
+                ring.extend(to_label(e.a + (e.b - e.a) * (k as f64 / EDGE_SAMPLES as f64)));
+            }
+        }
+        let mut polys: Vector<Vector<Point>> = Vector::new();
+        polys.push(ring);
+        imgproc::fill_poly(&mut felt_mask, &polys, Scalar::all(255.0), imgproc::LINE_8, 0, Point::new(0, 0))?;
+    }
+    let line_px = ((LINE_BAND_MM * ppm / s).ceil() as i32).max(1);
+    for b in mat.baselines() {
+        let pts: Vec<Point> = (0..=EDGE_SAMPLES).filter_map(|k| to_label(b.segment.a + (b.segment.b - b.segment.a) * (k as f64 / EDGE_SAMPLES as f64))).collect();
+        for w in pts.windows(2) {
+            imgproc::line(&mut felt_mask, w[0], w[1], Scalar::all(0.0), line_px, imgproc::LINE_8, 0)?;
+        }
+    }
+    for (buf, bb) in masks.bufs.iter().zip(masks.bbox).filter(|(b, _)| b.len() == (lw * lh) as usize) {
+        let Some(bb) = bb else { continue };
+        let labelled = Mat::new_rows_cols_with_data(lh, lw, buf.as_slice())?;
+        let mut felt_part = Mat::roi_mut(&mut felt_mask, bb)?;
+        let mut kept = Mat::default();
+        opencv::core::subtract(&felt_part, &Mat::roi(&labelled, bb)?, &mut kept, &opencv::core::no_array(), -1)?;
+        kept.copy_to(&mut felt_part)?;
+    }
+    for f in found {
+        let (i, j) = labels.label_coords(f.centre_px);
+        imgproc::circle(&mut felt_mask, Point::new(i.round() as i32, j.round() as i32), (f.radius_px / s + 2.0).ceil() as i32, Scalar::all(0.0), imgproc::FILLED, imgproc::LINE_8, 0)?;
+    }
+    let pot_r = POT_CLEAR_MM * ppm / s;
+    if let Some(p) = cal.mat_to_image(MatPoint::new(0.0, 0.0)) {
+        let (i, j) = labels.label_coords(p);
+        imgproc::circle(&mut felt_mask, Point::new(i.round() as i32, j.round() as i32), pot_r.ceil() as i32, Scalar::all(0.0), imgproc::FILLED, imgproc::LINE_8, 0)?;
+    }
+
+    // On the grid: block means, and each block's a*b* off the felt's line of shades (signed, CIE
+    // units; from the crate's tables, as the labelling's: OpenCV's 8-bit Lab builds its own
+    // tables on its first call, 0.1 s).
+    let grid = Size::new(gw, gh);
+    let crop = Rect::new(0, 0, gw * g, gh * g);
+    let mut bgr_g = Mat::default();
+    imgproc::resize(&Mat::roi(&image.input_array()?.get_mat(-1)?, crop)?, &mut bgr_g, grid, 0.0, 0.0, imgproc::INTER_AREA)?;
+    let n = felt.chroma();
+    let (va, vb) = (-felt.b / n, felt.a / n);
+    let off_of = |bgr: &[u8]| {
+        let lab = lab8.lab([bgr[0], bgr[1], bgr[2]]);
+        ((lab[1] as f64 - 128.0 - felt.a) * va + (lab[2] as f64 - 128.0 - felt.b) * vb) as f32
+    };
+    let offs: Vec<f32> = bgr_g.data_bytes()?.par_chunks_exact(3).map(off_of).collect();
+    let off_g = Mat::new_rows_cols_with_data(gh, gw, offs.as_slice())?.try_clone()?;
+    let mut felt_b = Mat::default();
+    imgproc::resize(&Mat::roi(&felt_mask, crop)?, &mut felt_b, grid, 0.0, 0.0, imgproc::INTER_AREA)?;
+    let mut felt_g = Mat::default();
+    felt_b.convert_to(&mut felt_g, CV_32F, 1.0 / 255.0, 0.0)?;
+    let mut off_felt = Mat::default();
+    opencv::core::multiply(&off_g, &felt_g, &mut off_felt, 1.0, CV_32F)?;
+
+    let odd = |x: f64| ((x.round() as i32) / 2 * 2 + 1).max(1);
+    let (kf, kb) = (odd(FACE_BOX_RADII * r_small / g as f64), odd(FELT_BOX_RADII * r_small / g as f64));
+    let boxed = |m: &Mat, k: i32| -> opencv::Result<Mat> {
+        let mut out = Mat::default();
+        imgproc::blur(m, &mut out, Size::new(k, k), Point::new(-1, -1), opencv::core::BORDER_REPLICATE)?;
+        Ok(out)
+    };
+    let face_sum = boxed(&off_felt, kf)?;
+    let face_felt = boxed(&felt_g, kf)?;
+    let round_sum = boxed(&off_felt, kb)?;
+    let round_felt = boxed(&felt_g, kb)?;
+    let (face_sum, face_felt, round_sum, round_felt) = (face_sum.data_typed::<f32>()?, face_felt.data_typed::<f32>()?, round_sum.data_typed::<f32>()?, round_felt.data_typed::<f32>()?);
+
+    // How far each grid point's face stands out, where it and the felt round it are felt.
+    let cells = (gw * gh) as usize;
+    let mut response = vec![f32::NAN; cells];
+    for k in 0..cells {
+        if face_felt[k] as f64 >= MIN_FACE_FELT && round_felt[k] as f64 >= MIN_BOX_FELT {
+            response[k] = (face_sum[k] / face_felt[k] - round_sum[k] / round_felt[k]).abs();
+        }
+    }
+    let mut seen: Vec<f32> = response.iter().copied().filter(|v| v.is_finite()).collect();
+    if seen.len() < 100 {
+        return Ok(Vec::new());
+    }
+    let mid = seen.len() / 2;
+    seen.select_nth_unstable_by(mid, f32::total_cmp);
+    // The median of |x| for a Gaussian x is 0.674 sd.
+    let noise = (seen[mid] as f64 / 0.674).max(1e-3);
+
+    // Peaks: the most standing-out point within a small wink's diameter.
+    let reach = ((2.0 * r_small / g as f64).round() as i32).max(1);
+    let outline = mat.outline();
+    let baselines = mat.baselines();
+    let clear = nominal.large_mm / 2.0 + CLEARANCE_MM;
+    let mut out = Vec::new();
+    for gj in 0..gh {
+        for gi in 0..gw {
+            let v = response[(gj * gw + gi) as usize];
+            if !(v.is_finite() && v as f64 >= (MIN_SIGMAS * noise).max(MIN_RESPONSE)) {
+                continue;
+            }
+            let peak = (gj - reach..=gj + reach).all(|y| {
+                (gi - reach..=gi + reach).all(|x| {
+                    x < 0 || y < 0 || x >= gw || y >= gh || (x, y) == (gi, gj) || {
+                        let w = response[(y * gw + x) as usize];
+                        !(w > v || (w == v && (y, x) < (gj, gi)))
+                    }
+                })
+            });
+            if !peak {
+                continue;
+            }
+            let p = labels.to_frame((gi * g) as f64 + (g - 1) as f64 / 2.0, (gj * g) as f64 + (g - 1) as f64 / 2.0);
+            // Beside a wink found, its rim's blur and its shadow stand out from the felt too.
+            if found.iter().any(|f| f.centre_px.distance(p) < f.radius_px + BESIDE_WINK_RADII * r_small * s) {
+                continue;
+            }
+            let Some(at) = cal.image_to_mat(p) else { continue };
+            let by_line = baselines.iter().any(|b| b.depth_behind(at).abs() < clear);
+            if outline.inside_distance(at) < clear || by_line || at.norm() < POT_CLEAR_MM + clear {
+                continue;
+            }
+            out.push((v, colour, p, r_small * s));
+        }
+    }
+    out.sort_by(|x, y| y.0.total_cmp(&x.0));
+    out.truncate(2 * (WINKS_A_COLOUR - have));
+    Ok(out.into_iter().map(|(_, c, p, r)| (c, p, r)).collect())
+}
+
+/// A wink found by [`felt_hued`] is kept when its face's colour off the felt's line of shades
+/// differs from the felt's round it by at least this much (CIE units; medians of 12 and 24
+/// samples, where single felt pixels scatter about 1 unit off the line) ...
+const MIN_FACE_OFF: f64 = 1.5;
+/// ... and by this many times the scatter of the felt round it (a blotchy shade, another wink's
+/// blur).
+const MIN_FACE_OFF_SPREADS: f64 = 2.5;
+
+/// Whether a wink measured where [`felt_hued`] looked stands out from the felt round it as a wink
+/// of the felt's colour does: its face off the felt's line by [`MIN_FACE_OFF`] and
+/// [`MIN_FACE_OFF_SPREADS`] of the felt round it, and its hue not another colour's (a wink of
+/// another colour whose face the lamp has whitened is not one of the felt's).
+pub(super) fn stands_out(view: &super::sample::LinearView<'_>, model: &ColourModel, f: &Found) -> bool {
+    face_against_felt(view, model, f).is_some_and(|(off, spread, hue)| off.abs() >= MIN_FACE_OFF.max(MIN_FACE_OFF_SPREADS * spread) && hue.is_none_or(|c| c == f.colour))
+}
+
+/// Share of a wink's outline radius at which the felt round it is read ([`stands_out`]).
+const RING_SHARE: f64 = 1.7;
+
+/// How a wink measured where one was looked for compares with the felt round it: its face's
+/// colour off the felt's line of shades less the felt's just round it (medians, CIE units), that
+/// felt's own scatter off the line (a robust sd of its samples), and the colour whose hue the
+/// face's is nearest, if any.
+fn face_against_felt(view: &super::sample::LinearView<'_>, model: &ColourModel, f: &Found) -> Option<(f64, f64, Option<Colour>)> {
+    let felt = model.felt;
+    let n = felt.chroma().max(f64::EPSILON);
+    let off = |c: super::colour::Lab| ((c.a - felt.a) * -felt.b + (c.b - felt.b) * felt.a) / n;
+    let face: Vec<super::colour::Lab> = super::face_samples(view, f).collect();
+    let ring: Vec<super::colour::Lab> = (0..24)
+        .filter_map(|k| {
+            let t = k as f64 / 24.0 * std::f64::consts::TAU;
+            super::fit::lab_at(view, f.centre_px + PixelPoint::new(t.cos(), t.sin()) * (RING_SHARE * f.radius_px))
+        })
+        .collect();
+    let face_lab = super::median_lab(&face)?;
+    let median = |mut v: Vec<f64>| -> Option<f64> {
+        (v.len() >= 5).then(|| {
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        })
+    };
+    let face_off = median(face.iter().map(|&c| off(c)).collect())?;
+    let ring_offs: Vec<f64> = ring.iter().map(|&c| off(c)).collect();
+    let ring_off = median(ring_offs.clone())?;
+    let spread = median(ring_offs.iter().map(|o| (o - ring_off).abs()).collect())? / 0.674;
+    Some((face_off - ring_off, spread, model.nearest_hue(face_lab.hue_deg())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::detect::template;
+    use opencv::core::CV_8UC3;
+
+    /// Noisy green felt (each channel of each pixel ±14 of sRGB (70, 140, 60), so single pixels
+    /// scatter further in a*b* than the wink differs), a green wink 9 units of a*b* off it (7 off the
+    /// felt's line of shades), a patch of shade and a white line blurred into the felt: only the
+    /// wink is looked for.
+    #[test]
+    fn a_wink_of_the_felts_colour_is_looked_for_where_no_pixel_tells_it_from_the_felt() -> opencv::Result<()> {
+        let cal = template::test_calibration();
+        let (w, h) = (cal.width as i32, cal.height as i32);
+        let lab8 = Lab8::new();
+        let mut img = Mat::new_rows_cols_with_default(h, w, CV_8UC3, Scalar::new(60.0, 140.0, 70.0, 0.0))?;
+        let r = (NominalDiameters::STANDARD.small_mm / 2.0 * px_per_mm(&cal, MatPoint::new(0.0, 0.0))).round() as i32;
+        let wink = Point::new(135, 30);
+        imgproc::circle(&mut img, wink, r, Scalar::new(78.0, 140.0, 60.0, 0.0), -1, imgproc::LINE_AA, 0)?;
+        imgproc::circle(&mut img, Point::new(25, 135), r + 3, Scalar::new(36.0, 84.0, 42.0, 0.0), -1, imgproc::LINE_AA, 0)?;
+        imgproc::line(&mut img, Point::new(145, 70), Point::new(145, 159), Scalar::all(235.0), 2, imgproc::LINE_AA, 0)?;
+        let mut blurred = Mat::default();
+        imgproc::gaussian_blur(&img, &mut blurred, Size::new(3, 3), 0.7, 0.7, opencv::core::BORDER_REPLICATE)?;
+        let mut state = 12345u64;
+        for v in blurred.data_bytes_mut()?.iter_mut() {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let noise = ((state >> 33) % 29) as i32 - 14;
+            *v = (*v as i32 + noise).clamp(0, 255) as u8;
+        }
+        let felt = {
+            let c = lab8.lab([60, 140, 70]);
+            super::super::colour::Lab { l: c[0] as f64 * 100.0 / 255.0, a: c[1] as f64 - 128.0, b: c[2] as f64 - 128.0 }
+        };
+        let model = ColourModel::new(felt, None);
+        let labels = Labels { x0: 0, y0: 0, scale: 1 };
+        let masks = Masks { width: w, bufs: vec![vec![0u8; (w * h) as usize]; 4], bbox: [None; 4], written: None, tiles: 0 };
+        let found = felt_hued(&blurred, &lab8, &labels, &masks, &model, &cal, &MatSpec::STANDARD, &NominalDiameters::STANDARD, &[])?;
+        let at: Vec<(f64, f64)> = found.iter().map(|(_, p, _)| (p.x, p.y)).collect();
+        assert_eq!(found.len(), 1, "{at:?}");
+        assert_eq!(found[0].0, Colour::Green);
+        assert!(found[0].1.distance(PixelPoint::new(wink.x as f64, wink.y as f64)) < 3.0, "{at:?}");
+        Ok(())
+    }
+}
