@@ -43,8 +43,8 @@ const MIN_RESPONSE: f64 = 2.5;
 const FACE_BOX_RADII: f64 = 1.0;
 /// Side of the felt's box round it, in small winks' radii.
 const FELT_BOX_RADII: f64 = 6.0;
-/// Least share of the face's box the colour model calls felt (no wink of any colour labelled,
-/// none found): nearer other winks, their colours blur into the box.
+/// Least share of the face's box that is felt (on the mat, off its baselines, no wink of any
+/// colour labelled or found, not the pot): nearer those, they blur into the box.
 const MIN_FACE_FELT: f64 = 0.9;
 /// Least share of the felt's box that is felt.
 const MIN_BOX_FELT: f64 = 0.5;
@@ -72,8 +72,9 @@ const MIN_SMALL_RADIUS_PX: f64 = 3.0;
 const WINKS_A_COLOUR: usize = 6;
 
 /// Where winks of the felt's own colour may lie unseen by the colour model: frame pixels with a
-/// small wink's radius (pixels), most standing out first. Empty unless the felt's hue is one of
-/// the wink colours' and fewer than six of that colour are among `found`.
+/// small wink's radius (pixels), most standing out first, at most two for each wink of that
+/// colour not found. Empty unless the felt's hue is green's or blue's, fewer than six of that
+/// colour are among `found`, and a small wink is [`MIN_SMALL_RADIUS_PX`] in radius or more.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn felt_hued(image: &impl opencv::core::ToInputArray, lab8: &Lab8, labels: &Labels, masks: &Masks, model: &ColourModel, cal: &Calibration, mat: &MatSpec, nominal: &NominalDiameters, found: &[Found]) -> opencv::Result<Vec<(Colour, PixelPoint, f64)>> {
     let felt = model.felt;
