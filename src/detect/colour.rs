@@ -236,10 +236,10 @@ impl ColourModel {
     }
 
     /// How far a colour lies off the felt's line of shades in the a*b* plane (the ray from grey
-    /// through the felt's colour), in CIE Lab units.
-    fn felt_line_offset(&self, c: Lab) -> f64 {
+    /// through the felt's colour), in CIE Lab units, signed by the side it lies on.
+    pub fn felt_line_offset(&self, c: Lab) -> f64 {
         let f = self.felt;
-        (c.a * f.b - c.b * f.a).abs() / f.chroma().max(f64::EPSILON)
+        (c.a * f.b - c.b * f.a) / f.chroma().max(f64::EPSILON)
     }
 
     /// Whether a colour lies off the felt's line of shades in the a*b* plane (the ray from grey
@@ -253,7 +253,7 @@ impl ColourModel {
         let f = self.felt;
         self.felt_line
             && f.chroma() >= FELT_LINE_MIN_CHROMA
-            && self.felt_line_offset(c) >= self.min_ab_distance
+            && self.felt_line_offset(c).abs() >= self.min_ab_distance
             && c.a * f.a + c.b * f.b > 0.0
             && self.nearest_index(f.hue_deg()).is_some_and(|k| self.nearest_index(c.hue_deg()) == Some(k))
     }
@@ -387,7 +387,7 @@ mod tests {
         let felt = at(49.0, 137.0, 49.0);
         let m = ColourModel::new(felt, Some(lab(20.0, 2.0, 3.0))).with_felt_spread(2.7);
         let wink = at(60.0, 157.0, 38.0);
-        assert!(m.felt_line_offset(wink) > 12.0, "{}", m.felt_line_offset(wink));
+        assert!(m.felt_line_offset(wink).abs() > 12.0, "{}", m.felt_line_offset(wink));
         assert_eq!(m.classify(wink), None, "not by the strict model: under the felt's chroma");
         let faint = m.faint();
         assert_eq!(faint.classify(wink), Some(Colour::Green));

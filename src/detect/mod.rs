@@ -549,7 +549,7 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
     refine_free_winks(&view, cal, &nominal, &pictures, &squops, &mut found);
 
     // States, against the baselines as the calibration found them painted (rule 3).
-    let mat = spec.mat.with_painted(cal.mat.painted_offsets_mm);
+    let mat = painted;
     let field = spec.field_on(&mat);
     let outline = mat.outline();
     let baselines = mat.baselines();

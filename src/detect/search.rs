@@ -20,7 +20,7 @@
 //! false one; the gates, and what each was added for, are in the README ("Winks no pixel of which
 //! tells them from the felt").
 
-use super::colour::ColourModel;
+use super::colour::{ColourModel, Lab};
 use super::sample::Lab8;
 use super::{px_per_mm, Found, Labels, Masks};
 use crate::calibrate::Calibration;
@@ -152,12 +152,7 @@ pub(super) fn felt_hued(image: &impl opencv::core::ToInputArray, lab8: &Lab8, la
     let crop = Rect::new(0, 0, gw * g, gh * g);
     let mut bgr_g = Mat::default();
     imgproc::resize(&Mat::roi(&image.input_array()?.get_mat(-1)?, crop)?, &mut bgr_g, grid, 0.0, 0.0, imgproc::INTER_AREA)?;
-    let n = felt.chroma();
-    let (va, vb) = (-felt.b / n, felt.a / n);
-    let off_of = |bgr: &[u8]| {
-        let lab = lab8.lab([bgr[0], bgr[1], bgr[2]]);
-        ((lab[1] as f64 - 128.0 - felt.a) * va + (lab[2] as f64 - 128.0 - felt.b) * vb) as f32
-    };
+    let off_of = |bgr: &[u8]| model.felt_line_offset(Lab::from_cv8(lab8.lab([bgr[0], bgr[1], bgr[2]]))) as f32;
     let offs: Vec<f32> = bgr_g.data_bytes()?.par_chunks_exact(3).map(off_of).collect();
     let off_g = Mat::new_rows_cols_with_data(gh, gw, offs.as_slice())?.try_clone()?;
     let mut felt_b = Mat::default();
@@ -262,11 +257,9 @@ const RING_SHARE: f64 = 1.7;
 /// felt's own scatter off the line (a robust sd of its samples), and the colour whose hue the
 /// face's is nearest, if any.
 fn face_against_felt(view: &super::sample::LinearView<'_>, model: &ColourModel, f: &Found) -> Option<(f64, f64, Option<Colour>)> {
-    let felt = model.felt;
-    let n = felt.chroma().max(f64::EPSILON);
-    let off = |c: super::colour::Lab| ((c.a - felt.a) * -felt.b + (c.b - felt.b) * felt.a) / n;
-    let face: Vec<super::colour::Lab> = super::face_samples(view, f).collect();
-    let ring: Vec<super::colour::Lab> = (0..24)
+    let off = |c: Lab| model.felt_line_offset(c);
+    let face: Vec<Lab> = super::face_samples(view, f).collect();
+    let ring: Vec<Lab> = (0..24)
         .filter_map(|k| {
             let t = k as f64 / 24.0 * std::f64::consts::TAU;
             super::fit::lab_at(view, f.centre_px + PixelPoint::new(t.cos(), t.sin()) * (RING_SHARE * f.radius_px))
@@ -317,7 +310,7 @@ mod tests {
         }
         let felt = {
             let c = lab8.lab([60, 140, 70]);
-            super::super::colour::Lab { l: c[0] as f64 * 100.0 / 255.0, a: c[1] as f64 - 128.0, b: c[2] as f64 - 128.0 }
+            Lab::from_cv8(c)
         };
         let model = ColourModel::new(felt, None);
         let labels = Labels { x0: 0, y0: 0, scale: 1 };
