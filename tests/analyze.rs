@@ -740,6 +740,45 @@ fn analyze_reads_winks_sizes_through_their_contact_shadows_on_another_renderers_
     Ok(())
 }
 
+/// A frame from the same renderer (`alt36-1018`: 1920×1080, 0.82 px/mm, beige felt on a white
+/// table) that darkens the table beside the mat by a third, fading over 2 mm. Read in brightness,
+/// that shade put every edge of the mat 1.3 px out (the mat's corners 2.5 px off at the mean, the
+/// scale 0.5% large). Read where the felt's own colour ends, whatever the table's shade
+/// (`edges::step_edge_shaded_outside`), the edges move in by what that reading says (1.2–1.3 px
+/// here), and the corners lie 0.7 px from the truth's at the mean.
+#[test]
+fn the_mats_edge_is_where_its_felt_ends_though_the_table_beside_it_is_shaded() -> TestResult {
+    let (got, truth) = analyze_other_renderers("alt36-1018")?;
+    let corners = |v: &Value| -> Option<Vec<(f64, f64)>> { v.as_array()?.iter().map(px).collect() };
+    let found = corners(&got["calibration"]["mat_corners_px"]).ok_or("found corners")?;
+    let true_corners = corners(&truth["mat_corners_px"]).ok_or("true corners")?;
+    assert_eq!((found.len(), true_corners.len()), (4, 4));
+    // Each true corner's nearest found corner (the program chooses which corner is first).
+    let mean = true_corners.iter().map(|t| found.iter().map(|f| (f.0 - t.0).hypot(f.1 - t.1)).fold(f64::INFINITY, f64::min)).sum::<f64>() / 4.0;
+    println!("mean corner error {mean:.2} px");
+    assert!(mean < 1.2, "the mat's corners lie {mean:.2} px from the truth's at the mean");
+    Ok(())
+}
+
+/// A frame from the same renderer (`alt36-1051`: 1920×1080, 0.89 px/mm, bright green felt) with
+/// its baselines taped in yellow, 6 mm wide. Where a baseline meets the mat's edge, a bit of the
+/// tape was read as a small yellow wink (`detect::drop_baseline_paint`): no yellow wink is found
+/// where none lies, and every yellow wink on the mat is found.
+#[test]
+fn analyze_takes_no_wink_from_a_baseline_taped_in_a_winks_colour() -> TestResult {
+    let (got, truth) = analyze_other_renderers("alt36-1051")?;
+    let ppm = truth["px_per_mm_centre"].as_f64().ok_or("ppm")?;
+    let found = got["winks"].as_array().ok_or("winks")?;
+    let yellows: Vec<&Value> = truth["winks"].as_array().ok_or("truth winks")?.iter().filter(|t| t["colour"] == "yellow" && t["state"] != "potted").collect();
+    for g in found.iter().filter(|g| g["colour"] == "yellow" && g["state"] != "potted") {
+        assert!(yellows.iter().any(|t| near_px(g, t, 8.0 * ppm)), "a yellow wink where none lies: {g}");
+    }
+    for t in yellows.iter().filter(|t| t["visible_fraction"].as_f64().is_some_and(|v| v >= 0.5)) {
+        assert!(found.iter().any(|g| g["colour"] == "yellow" && near_px(g, t, 8.0 * ppm)), "{} not found", t["id"]);
+    }
+    Ok(())
+}
+
 /// Whether two winks' `centre_px` lie within `r` pixels.
 fn near_px(a: &Value, b: &Value, r: f64) -> bool {
     px(&a["centre_px"]).zip(px(&b["centre_px"])).is_some_and(|(p, q)| (p.0 - q.0).hypot(p.1 - q.1) < r)

@@ -13,6 +13,15 @@ const LUMA: [f64; 3] = [0.2126, 0.7152, 0.0722];
 const LUMA_SHARE: f64 = 0.3;
 /// Step between samples along a profile, in pixels.
 const PROFILE_STEP_PX: f64 = 0.5;
+/// [`step_edge_shaded_outside`]: least size, in linear light (0–1), of the inside colour's part
+/// orthogonal to the outside's for it to be read along that part; a beige felt's beside a white
+/// table is about 0.09, JPEG's noise on one pixel about 0.01.
+const SHADE_FREE_MIN: f64 = 0.03;
+/// ... and its least share of the two sides' whole difference.
+const SHADE_FREE_SHARE: f64 = 0.0;
+/// ... and the outside's least brightness (length in linear RGB), for its direction to mean
+/// anything.
+const SHADE_FREE_MIN_OUTSIDE: f64 = 0.03;
 /// Least colour difference (CIE Lab, 8-bit scale) between the two sides for an edge to count.
 pub const MIN_CONTRAST_LAB: f64 = 8.0;
 
@@ -45,6 +54,12 @@ impl LabImage {
     pub fn linear_at(&self, x: f64, y: f64) -> Option<[f64; 3]> {
         // RGB order out of BGR bytes.
         self.bilinear(x, y, |i, c| self.lut[self.bgr[i][2 - c] as usize] as f64)
+    }
+
+    /// Bilinear sample of the 8-bit RGB values as stored (0–1, the camera's tone curve kept), or
+    /// `None` outside the frame.
+    pub fn value_at(&self, x: f64, y: f64) -> Option<[f64; 3]> {
+        self.bilinear(x, y, |i, c| self.bgr[i][2 - c] as f64 / 255.0)
     }
 
     /// Bilinear sample at (x, y), or `None` outside the frame.
@@ -100,66 +115,162 @@ pub fn step_edge(img: &LabImage, p: PixelPoint, n: (f64, f64), reach: f64) -> Op
     step_edge_in(img, p, n, reach, true)
 }
 
+/// A profile across a mat's edge read two ways (see [`step_edge_shaded_outside`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct EdgeReadings {
+    /// As [`step_edge`] reads it.
+    pub usual: Option<PixelPoint>,
+    /// Read along the inside colour's part orthogonal to the outside's, in the frame's stored
+    /// values, where that tells the sides apart.
+    pub shade_free: Option<PixelPoint>,
+}
+
+/// [`step_edge`], and the same profile read as if the outside may be shaded near the edge: a
+/// mat's edge on a table, where the felt's own thickness or a contact line can darken the table
+/// over the first millimetres, and brightness then crosses halfway beyond the edge. Shading
+/// scales a colour without turning it, so where the two sides' colours point different ways the
+/// profile is also read along the inside colour's part orthogonal to the outside's: every shade
+/// of the outside reads 1, the inside 0, and a blur's mixture of the two crosses ½ at the edge
+/// if it mixed the colours in the space read. That space is the stored values (the tone curve
+/// kept): JPEG keeps colour at half resolution and mixes it there, and so does a renderer that
+/// blurs its output. A lens mixes light before the tone curve, where this reading of a dark felt
+/// beside a bright table falls up to about half a pixel inside the edge; so the caller judges
+/// over many points, and only a larger shift counts.
+pub fn step_edge_shaded_outside(img: &LabImage, p: PixelPoint, n: (f64, f64), reach: f64) -> EdgeReadings {
+    let Some(pr) = Profile::read(img, p, n, reach, Space::Linear) else { return EdgeReadings { usual: None, shade_free: None } };
+    let at = |t: f64| PixelPoint::new(p.x + n.0 * t, p.y + n.1 * t);
+    EdgeReadings {
+        usual: pr.crossing(pr.usual_axis(true)).map(at),
+        shade_free: Profile::read(img, p, n, reach, Space::Value).and_then(|pv| shade_free_axis(&pv.inside, &pv.outside).and_then(|o| pv.crossing(o.map(|v| -v)))).map(at),
+    }
+}
+
 /// [`step_edge`], choosing whether the halfway point is found in linear light (exact) or in Lab
 /// (quicker, biased towards the darker side by up to a few tenths of a pixel: fine for a first
 /// look).
 pub fn step_edge_in(img: &LabImage, p: PixelPoint, n: (f64, f64), reach: f64, linear: bool) -> Option<PixelPoint> {
-    if !(reach.is_finite() && reach > 0.0 && reach < (img.width() + img.height()) as f64) {
+    let pr = Profile::read(img, p, n, reach, if linear { Space::Linear } else { Space::Lab })?;
+    pr.crossing(pr.usual_axis(linear)).map(|t| PixelPoint::new(p.x + n.0 * t, p.y + n.1 * t))
+}
+
+/// The outside's colour and the inside's part orthogonal to it (in the profile's space), when they tell
+/// the sides apart whatever the outside's shade: the outside not near black (its direction is
+/// then noise), and the orthogonal part at least [`SHADE_FREE_MIN`] and [`SHADE_FREE_SHARE`] of
+/// the two sides' difference. With u = −(that part), a colour c reads (c − inside)·u / |u|² =
+/// 1 − c·o / |o|², since inside·o = |o|²: the inside 0, any shade of the outside 1.
+fn shade_free_axis(inside: &[f64; 3], outside: &[f64; 3]) -> Option<[f64; 3]> {
+    let dot = |a: &[f64; 3], b: &[f64; 3]| a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+    let out_norm = dot(outside, outside).sqrt();
+    if out_norm < SHADE_FREE_MIN_OUTSIDE {
         return None;
     }
-    let steps = (reach / PROFILE_STEP_PX).round() as i64;
-    let mut lab = Vec::with_capacity(2 * steps as usize + 1);
-    let mut lin = Vec::with_capacity(2 * steps as usize + 1);
-    for k in -steps..=steps {
-        let t = k as f64 * PROFILE_STEP_PX;
-        let (x, y) = (p.x + n.0 * t, p.y + n.1 * t);
-        let c = img.at(x, y)?;
-        lab.push(c);
-        lin.push((t, if linear { img.linear_at(x, y)? } else { c }));
-    }
-    let third = lab.len() / 3;
-    // Enough contrast, judged perceptually.
-    let (li, lo) = (median3(&mut lab[..third].to_vec()), median3(&mut lab[lab.len() - third..].to_vec()));
-    let contrast = ((li[0] - lo[0]).powi(2) + (li[1] - lo[1]).powi(2) + (li[2] - lo[2]).powi(2)).sqrt();
-    if contrast < MIN_CONTRAST_LAB {
-        return None;
-    }
-    // Where the light crosses halfway, in linear light.
-    let inside = median3(&mut lin[..third].iter().map(|q| q.1).collect::<Vec<_>>());
-    let outside = median3(&mut lin[lin.len() - third..].iter().map(|q| q.1).collect::<Vec<_>>());
-    let mut u = [outside[0] - inside[0], outside[1] - inside[1], outside[2] - inside[2]];
-    // JPEG (and MJPEG webcams) keep colour at half resolution, which shifts colour edges by up to
-    // half a pixel; where brightness alone tells the sides apart well enough, use brightness.
-    if linear {
-        let y = |c: &[f64; 3]| LUMA[0] * c[0] + LUMA[1] * c[1] + LUMA[2] * c[2];
-        let dy = y(&outside) - y(&inside);
-        let norm = (u[0] * u[0] + u[1] * u[1] + u[2] * u[2]).sqrt();
-        if dy.abs() >= LUMA_SHARE * norm {
-            // Project onto the luma weights alone.
-            u = [LUMA[0] * dy.signum(), LUMA[1] * dy.signum(), LUMA[2] * dy.signum()];
-            let scale = dy.abs() / (u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);
-            u = u.map(|v| v * scale);
+    let t = outside.map(|v| v / out_norm);
+    let along = dot(inside, &t);
+    let u = [inside[0] - along * t[0], inside[1] - along * t[1], inside[2] - along * t[2]];
+    let d = [inside[0] - outside[0], inside[1] - outside[1], inside[2] - outside[2]];
+    let (un, dn) = (dot(&u, &u).sqrt(), dot(&d, &d).sqrt());
+    (un >= SHADE_FREE_MIN && un >= SHADE_FREE_SHARE * dn).then_some(u)
+}
+
+/// Which colours a profile's samples are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Space {
+    /// CIE Lab (8-bit scale).
+    Lab,
+    /// Linear light (the tone curve undone).
+    Linear,
+    /// RGB as stored (0–1).
+    Value,
+}
+
+/// Samples along a profile, with its two ends' colours.
+struct Profile {
+    /// (offset along the normal in pixels, colour): linear RGB, or Lab for a quick look.
+    samples: Vec<(f64, [f64; 3])>,
+    inside: [f64; 3],
+    outside: [f64; 3],
+}
+
+impl Profile {
+    /// The profile through `p` along `n` within ±`reach`; `None` off the frame or when its two
+    /// ends differ too little, judged perceptually.
+    fn read(img: &LabImage, p: PixelPoint, n: (f64, f64), reach: f64, space: Space) -> Option<Profile> {
+        if !(reach.is_finite() && reach > 0.0 && reach < (img.width() + img.height()) as f64) {
+            return None;
         }
+        let steps = (reach / PROFILE_STEP_PX).round() as i64;
+        let mut lab = Vec::with_capacity(2 * steps as usize + 1);
+        let mut samples = Vec::with_capacity(2 * steps as usize + 1);
+        for k in -steps..=steps {
+            let t = k as f64 * PROFILE_STEP_PX;
+            let (x, y) = (p.x + n.0 * t, p.y + n.1 * t);
+            let c = img.at(x, y)?;
+            lab.push(c);
+            samples.push((
+                t,
+                match space {
+                    Space::Lab => c,
+                    Space::Linear => img.linear_at(x, y)?,
+                    Space::Value => img.value_at(x, y)?,
+                },
+            ));
+        }
+        let third = lab.len() / 3;
+        let (li, lo) = (median3(&mut lab[..third].to_vec()), median3(&mut lab[lab.len() - third..].to_vec()));
+        let contrast = ((li[0] - lo[0]).powi(2) + (li[1] - lo[1]).powi(2) + (li[2] - lo[2]).powi(2)).sqrt();
+        if contrast < MIN_CONTRAST_LAB {
+            return None;
+        }
+        let inside = median3(&mut samples[..third].iter().map(|q| q.1).collect::<Vec<_>>());
+        let outside = median3(&mut samples[samples.len() - third..].iter().map(|q| q.1).collect::<Vec<_>>());
+        Some(Profile { samples, inside, outside })
     }
-    let uu = u[0] * u[0] + u[1] * u[1] + u[2] * u[2];
-    if uu <= 1e-12 {
-        return None;
+
+    /// The axis [`step_edge`] reads along: the two ends' difference, or in linear light brightness
+    /// alone where it tells them apart well enough.
+    fn usual_axis(&self, linear: bool) -> [f64; 3] {
+        let (inside, outside) = (&self.inside, &self.outside);
+        let mut u = [outside[0] - inside[0], outside[1] - inside[1], outside[2] - inside[2]];
+        // JPEG (and MJPEG webcams) keep colour at half resolution, which shifts colour edges by up
+        // to half a pixel; where brightness alone tells the sides apart well enough, use brightness.
+        if linear {
+            let y = |c: &[f64; 3]| LUMA[0] * c[0] + LUMA[1] * c[1] + LUMA[2] * c[2];
+            let dy = y(outside) - y(inside);
+            let norm = (u[0] * u[0] + u[1] * u[1] + u[2] * u[2]).sqrt();
+            if dy.abs() >= LUMA_SHARE * norm {
+                // Project onto the luma weights alone.
+                u = [LUMA[0] * dy.signum(), LUMA[1] * dy.signum(), LUMA[2] * dy.signum()];
+                let scale = dy.abs() / (u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);
+                u = u.map(|v| v * scale);
+            }
+        }
+        u
     }
-    let q: Vec<f64> = lin.iter().map(|(_, c)| ((c[0] - inside[0]) * u[0] + (c[1] - inside[1]) * u[1] + (c[2] - inside[2]) * u[2]) / uu).collect();
-    let crossings: Vec<usize> = (1..q.len()).filter(|&i| (q[i - 1] < 0.5) != (q[i] < 0.5)).collect();
-    if crossings.len() != 1 {
-        return None;
+
+    /// Where the samples, read along `u` from the inside's colour (the inside 0), cross ½: the
+    /// offset along the normal, in pixels. `None` unless there is one crossing, with the samples
+    /// mostly near 0 before it and near 1 after.
+    fn crossing(&self, u: [f64; 3]) -> Option<f64> {
+        let (inside, lin) = (&self.inside, &self.samples);
+        let uu = u[0] * u[0] + u[1] * u[1] + u[2] * u[2];
+        if uu <= 1e-12 {
+            return None;
+        }
+        let q: Vec<f64> = lin.iter().map(|(_, c)| ((c[0] - inside[0]) * u[0] + (c[1] - inside[1]) * u[1] + (c[2] - inside[2]) * u[2]) / uu).collect();
+        let crossings: Vec<usize> = (1..q.len()).filter(|&i| (q[i - 1] < 0.5) != (q[i] < 0.5)).collect();
+        if crossings.len() != 1 {
+            return None;
+        }
+        let i = crossings[0];
+        // Clean on both sides: mostly near 0 before the crossing and near 1 after it.
+        let before = q[..i].iter().filter(|&&v| v < 0.35).count() as f64 / i as f64;
+        let after = q[i..].iter().filter(|&&v| v > 0.65).count() as f64 / (q.len() - i) as f64;
+        if before < 0.8 || after < 0.8 {
+            return None;
+        }
+        let (t0, t1) = (lin[i - 1].0, lin[i].0);
+        Some(t0 + (0.5 - q[i - 1]) / (q[i] - q[i - 1]) * (t1 - t0))
     }
-    let i = crossings[0];
-    // Clean on both sides: mostly near 0 before the crossing and near 1 after it.
-    let before = q[..i].iter().filter(|&&v| v < 0.35).count() as f64 / i as f64;
-    let after = q[i..].iter().filter(|&&v| v > 0.65).count() as f64 / (q.len() - i) as f64;
-    if before < 0.8 || after < 0.8 {
-        return None;
-    }
-    let (t0, t1) = (lin[i - 1].0, lin[i].0);
-    let t = t0 + (0.5 - q[i - 1]) / (q[i] - q[i - 1]) * (t1 - t0);
-    Some(PixelPoint::new(p.x + n.0 * t, p.y + n.1 * t))
 }
 
 /// A painted line across the profile through `p` along unit normal `n`: the centre of the band,
@@ -198,4 +309,75 @@ pub fn band_centre(img: &LabImage, p: PixelPoint, n: (f64, f64), reach: f64, min
     let wsum: f64 = inside.iter().map(|(_, d)| d).sum();
     let t = inside.iter().map(|(t, d)| t * d).sum::<f64>() / wsum;
     Some(PixelPoint::new(p.x + n.0 * t, p.y + n.1 * t))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use opencv::core::{Vec3b, CV_8UC3};
+
+    /// A frame 80 × 24 px: felt (RGB as stored) left of x = `edge` (pixel centres at integers),
+    /// the table right of it, darkened beside the edge by `shade(distance beyond it)`; mixed at
+    /// the edge by a Gaussian blur of 1 px in stored values (as JPEG's colour and a renderer that
+    /// blurs its output mix), each pixel averaged over 16 sub-columns.
+    fn edge_frame(felt: [f64; 3], table: [f64; 3], edge: f64, shade: impl Fn(f64) -> f64) -> Mat {
+        let (w, h) = (80usize, 24usize);
+        let sharp = |x: f64| if x < edge { felt } else { table.map(|v| v * shade(x - edge)) };
+        let row: Vec<[f64; 3]> = (0..w)
+            .map(|i| {
+                let mut acc = [0.0; 3];
+                let mut wsum = 0.0;
+                for k in -64..=64 {
+                    let dx = k as f64 / 16.0;
+                    let g = (-0.5 * dx * dx).exp();
+                    let c = sharp(i as f64 + dx);
+                    for ch in 0..3 {
+                        acc[ch] += g * c[ch];
+                    }
+                    wsum += g;
+                }
+                acc.map(|v| v / wsum)
+            })
+            .collect();
+        let mut m = Mat::new_rows_cols_with_default(h as i32, w as i32, CV_8UC3, opencv::core::Scalar::all(0.0)).expect("frame");
+        for j in 0..h {
+            for (i, c) in row.iter().enumerate() {
+                *m.at_2d_mut::<Vec3b>(j as i32, i as i32).expect("pixel") = Vec3b::from([c[2].round() as u8, c[1].round() as u8, c[0].round() as u8]);
+            }
+        }
+        m
+    }
+
+    #[test]
+    fn a_table_shaded_beside_the_mat_moves_brightness_out_but_not_the_shade_free_reading() {
+        // Beige felt, a white table darkened by a third at the edge, fading over 2.5 px (another
+        // renderer's tables beside its mat).
+        let edge = 40.3;
+        let img = LabImage::new(&edge_frame([200.0, 175.0, 145.0], [236.0, 236.0, 228.0], edge, |d| 1.0 - 0.35 * (-d / 2.5).exp())).expect("lab");
+        let r = step_edge_shaded_outside(&img, PixelPoint::new(38.0, 12.0), (1.0, 0.0), 10.0);
+        let usual = r.usual.expect("brightness crossing").x;
+        let free = r.shade_free.expect("shade-free crossing").x;
+        assert!(usual - edge > 1.0, "brightness crossing {usual:.2}, edge {edge}");
+        assert!((free - edge).abs() < 0.25, "shade-free crossing {free:.2}, edge {edge}");
+    }
+
+    #[test]
+    fn with_no_shade_both_readings_find_the_edge() {
+        let edge = 40.3;
+        let img = LabImage::new(&edge_frame([200.0, 175.0, 145.0], [236.0, 236.0, 228.0], edge, |_| 1.0)).expect("lab");
+        let r = step_edge_shaded_outside(&img, PixelPoint::new(38.0, 12.0), (1.0, 0.0), 10.0);
+        // Mixed in stored values, the brightness crossing (read in linear light) lies a little
+        // towards the brighter side.
+        let (usual, free) = (r.usual.expect("brightness crossing").x, r.shade_free.expect("shade-free crossing").x);
+        assert!((usual - edge).abs() < 0.3, "brightness crossing {usual:.2}, edge {edge}");
+        assert!((free - edge).abs() < 0.2, "shade-free crossing {free:.2}, edge {edge}");
+    }
+
+    #[test]
+    fn grey_felt_on_a_white_table_has_no_shade_free_reading() {
+        let img = LabImage::new(&edge_frame([110.0, 110.0, 110.0], [236.0, 236.0, 236.0], 40.3, |_| 1.0)).expect("lab");
+        let r = step_edge_shaded_outside(&img, PixelPoint::new(38.0, 12.0), (1.0, 0.0), 10.0);
+        assert!(r.usual.is_some());
+        assert_eq!(r.shade_free, None);
+    }
 }

@@ -42,6 +42,16 @@ const MIN_BASELINE_POINTS: usize = 15;
 /// off at the sd, 0.71 mm at the most (1,744 on 483 rendered frames); painted 3 or 4 mm off, 1.52
 /// mm at the least (368 on 100 frames: the fit that puts them in place is pulled towards them).
 const PAINT_OFF_MM: f64 = 1.0;
+/// [`shaded_table_shift`]: the least shift, in pixels, of three quarters of an edge's profiles
+/// for its points to move. On our renderer's frames (no shade beside the mat; light mixed by the
+/// lens, so the shade-free reading of a dark felt beside a bright table lies a little inside the
+/// edge) the sides' lower quartiles are at most 0.42 px (figA's potout-03011; over 3,383 sides of
+/// figA, fig96, held out 8001, 9101 and 9401, varied looks, flat-drawn, pot-outs, near-line, 4K
+/// and other sets); on another renderer's, which darkens the table beside the mat by a third,
+/// fading over 2 mm, 139 of its 327 sides are at 0.45–1.5.
+const SHADED_MIN_SHIFT_PX: f64 = 0.45;
+/// [`shaded_table_shift`]: the least share of an edge's profiles read both ways.
+const SHADED_MIN_SHARE: f64 = 0.25;
 
 /// How the mat frame's +x end was chosen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -571,18 +581,44 @@ fn edge_points(img: &LabImage, f: &fit::Fit, mat: &MatSpec, reach: f64) -> Vec<L
         // Outward in the mat frame: away from the centre.
         let mid = a + (b - a) * 0.5;
         let out = mid * (1.0 / mid.norm());
+        let mut usual = Vec::new();
+        let mut shifts = Vec::new();
         for i in 0..count {
             let t = 0.03 + 0.94 * i as f64 / count as f64;
             let m = a + (b - a) * t;
             let (Some(p), Some(q)) = (to_img(m), to_img(m + out * 10.0)) else { continue };
             let d = q - p;
             let n = (d.x / d.norm(), d.y / d.norm());
-            if let Some(e) = edges::step_edge(img, p, n, reach) {
-                pts.push(LinePoint { px: e, line: k });
-            }
+            let r = edges::step_edge_shaded_outside(img, p, n, reach);
+            let Some(e) = r.usual else { continue };
+            usual.push((e, n));
+            shifts.extend(r.shade_free.map(|f| (e.x - f.x) * n.0 + (e.y - f.y) * n.1));
         }
+        let shift = shaded_table_shift(&mut shifts, usual.len());
+        pts.extend(usual.into_iter().map(|(e, n)| LinePoint { px: PixelPoint::new(e.x - shift * n.0, e.y - shift * n.1), line: k }));
     }
     pts
+}
+
+/// How far out, in pixels, brightness puts one edge of the mat beyond where the felt ends: the
+/// median of `shifts` (each profile's brightness crossing less its shade-free crossing, outward;
+/// see [`edges::step_edge_shaded_outside`]) when the table is shaded beside the mat, else 0. A
+/// table darkened over the first millimetres beside the felt (the felt's own thickness, a
+/// contact line) moves the brightness crossing out by the shading's width; colour alone is blind
+/// to it, but is read the noisier under JPEG's half-resolution colour, so the points stay the
+/// brightness crossings, moved in by that median. It counts when at least
+/// [`SHADED_MIN_SHARE`] of the side's `usual` profiles (and 20) were read both ways and three
+/// quarters of those shifts are [`SHADED_MIN_SHIFT_PX`] or more.
+fn shaded_table_shift(shifts: &mut [f64], usual: usize) -> f64 {
+    if shifts.len() < 20 || (shifts.len() as f64) < SHADED_MIN_SHARE * usual as f64 {
+        return 0.0;
+    }
+    shifts.sort_by(f64::total_cmp);
+    if shifts[shifts.len() / 4] >= SHADED_MIN_SHIFT_PX {
+        shifts[shifts.len() / 2]
+    } else {
+        0.0
+    }
 }
 
 /// Points on a painted baseline from mat point `a` to `b` (the baseline of mat line `line`).
@@ -662,4 +698,26 @@ pub enum CalibrateError {
     /// OpenCV failed.
     #[error("image processing failed: {0}")]
     OpenCv(#[from] opencv::Error),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_edge_moves_in_only_when_most_of_its_profiles_say_the_table_is_shaded() {
+        // Three quarters of 100 profiles read the felt ending 0.6–1.2 px inside the brightness
+        // crossing: the edge moves in by their median.
+        let mut shifts: Vec<f64> = (0..100).map(|k| if k < 25 { -0.2 } else { 0.6 + 0.6 * (k - 25) as f64 / 75.0 }).collect();
+        let s = shaded_table_shift(&mut shifts, 120);
+        assert!((s - 0.8).abs() < 0.05, "{s}");
+        // A median past the least shift, but a quarter of the profiles under it: not moved.
+        let mut shifts: Vec<f64> = (0..100).map(|k| if k < 30 { 0.0 } else { 1.0 }).collect();
+        assert_eq!(shaded_table_shift(&mut shifts, 120), 0.0);
+        // Too few profiles read both ways, of too many.
+        assert_eq!(shaded_table_shift(&mut [1.0; 19], 19), 0.0);
+        assert_eq!(shaded_table_shift(&mut [1.0; 30], 200), 0.0);
+        // Shifted inwards: the felt seen beyond the brightness crossing is not a shaded table.
+        assert_eq!(shaded_table_shift(&mut [-1.0; 100], 100), 0.0);
+    }
 }

@@ -510,6 +510,8 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
     }
     // Beyond the mat, a "wink" whose face is the table's colour is the table's grain.
     drop_table_grain(&view, &spec.mat.outline(), &model, &mut found);
+    // Along a baseline painted a wink's colour, a "wink" of its colour only in the paint is paint.
+    drop_baseline_paint(&view, cal, &painted, &model, &mut found);
     // Where this frame's outlines lie against the rims, learned from the winks seen whole; every
     // wink's outline is fitted again with it.
     model.edge_offset_mm = edge_offsets(&found, &nominal);
@@ -733,6 +735,54 @@ fn drop_table_grain(view: &LinearView<'_>, outline: &crate::geometry::ConvexPoly
         })
     };
     found.retain(|f| !(beyond(f) && grain(f)));
+}
+
+/// Half the width of the band along a baseline's centre line that [`drop_baseline_paint`] leaves
+/// out of a wink's face, mm: paint or tape is 2–6 mm wide (domain), and blur adds a little.
+const PAINT_HALF_BAND_MM: f64 = 4.5;
+/// [`drop_baseline_paint`]: a wink along a baseline of its colour is kept when at least this
+/// share of its face beyond the paint's band is its colour.
+const MIN_FACE_BEYOND_PAINT: f64 = 0.3;
+
+/// Drops the winks found along a baseline painted in their colour whose faces are that colour
+/// only in the paint: bits of the line read as small winks (another renderer's yellow tape on
+/// dark blue felt gave four in one frame, and pushed the real small yellow winks out of the set).
+/// The paint's colour is the model's name for the median colour along the line's middle; a wink
+/// there is judged on its face (0.3–0.8 of its radius) outside the band
+/// [`PAINT_HALF_BAND_MM`] either side of that middle. A real wink across the line is its colour
+/// there; a bit of the line is felt.
+fn drop_baseline_paint(view: &LinearView<'_>, cal: &Calibration, mat: &crate::geometry::MatSpec, model: &ColourModel, found: &mut Vec<Found>) {
+    for b in mat.baselines() {
+        let along: Vec<Lab> = (0..48)
+            .filter_map(|k| {
+                let t = 0.1 + 0.8 * k as f64 / 47.0;
+                let m = b.segment.a + (b.segment.b - b.segment.a) * t;
+                fit::lab_at(view, cal.mat_to_image(m)?)
+            })
+            .collect();
+        let Some(paint) = median_lab(&along).and_then(|c| model.classify(c)) else { continue };
+        found.retain(|f| {
+            let (Some(c), Some(r)) = (f.centre_mm, f.radius_mm) else { return true };
+            if f.colour != paint || b.depth_behind(c).abs() >= r {
+                return true;
+            }
+            let (mut beyond, mut own) = (0usize, 0usize);
+            for ring in 0..6 {
+                let rr = r * (0.3 + 0.1 * ring as f64);
+                for k in 0..16 {
+                    let a = (k as f64 + 0.5 * ring as f64) / 16.0 * std::f64::consts::TAU;
+                    let m = c + MatPoint::new(a.cos(), a.sin()) * rr;
+                    if b.depth_behind(m).abs() < PAINT_HALF_BAND_MM {
+                        continue;
+                    }
+                    let Some(lab) = cal.mat_to_image(m).and_then(|p| fit::lab_at(view, p)) else { continue };
+                    beyond += 1;
+                    own += usize::from(model.classify(lab) == Some(paint));
+                }
+            }
+            beyond < 8 || own as f64 >= MIN_FACE_BEYOND_PAINT * beyond as f64
+        });
+    }
 }
 
 /// The median colour of a found wink's face ([`face_samples`]), `None` when too little of it is
