@@ -779,6 +779,27 @@ fn analyze_takes_no_wink_from_a_baseline_taped_in_a_winks_colour() -> TestResult
     Ok(())
 }
 
+/// A frame from the same renderer (`alt36-1053`: 1920×1080, 0.75 px/mm, grey felt) where every
+/// yellow wink's outline lies 1.5–1.7 mm outside its rim: the small ones read 9.6–9.7 mm in
+/// radius, nearer a large wink's 11 than a small one's 8, so all four yellow winks seen whole
+/// were read large, the colour's edge offset was learned as −1.3 mm, and two small ones stayed
+/// large and the large one was set small. Read with the sizes the set's make-up allows
+/// (`detect::set_offset`: one large and three small fit those radii to 0.1 mm at an offset of
+/// 1.6 mm), every yellow wink seen whole is found at its size.
+#[test]
+fn analyze_reads_sizes_where_a_colours_outlines_all_lie_far_outside_its_rims() -> TestResult {
+    let (got, truth) = analyze_other_renderers("alt36-1053")?;
+    let ppm = truth["px_per_mm_centre"].as_f64().ok_or("ppm")?;
+    let found = got["winks"].as_array().ok_or("winks")?;
+    let whole: Vec<&Value> = truth["winks"].as_array().ok_or("truth winks")?.iter().filter(|t| t["colour"] == "yellow" && t["state"] != "potted" && t["visible_fraction"].as_f64().is_some_and(|v| v >= 0.99)).collect();
+    assert_eq!(whole.len(), 4, "yellow winks seen whole");
+    for t in whole {
+        let g = found.iter().find(|g| g["colour"] == "yellow" && near_px(g, t, 4.0 * ppm)).ok_or(format!("{} not found", t["id"]))?;
+        assert_eq!(g["size"], t["size"], "{} read as {g}", t["id"]);
+    }
+    Ok(())
+}
+
 /// Whether two winks' `centre_px` lie within `r` pixels.
 fn near_px(a: &Value, b: &Value, r: f64) -> bool {
     px(&a["centre_px"]).zip(px(&b["centre_px"])).is_some_and(|(p, q)| (p.0 - q.0).hypot(p.1 - q.1) < r)

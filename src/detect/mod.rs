@@ -1697,14 +1697,75 @@ const MAX_EDGE_OFFSET_MM: f64 = 1.5;
 /// all colours' winks stands in (shadows and blur are the frame's).
 const MIN_OFFSET_WINKS: usize = 3;
 
-/// How far each colour's outlines lie outside the rims in this frame, mm: the median of the
-/// measured radius less the nominal one over the winks whose rim was seen nearly whole. A soft
-/// shadow on the felt beside a dark wink reads as the wink and moves its edges out; a dark
-/// rounded rim beside a light wink reads as the felt and moves them in. Fitted at the nominal
-/// radius, a wink seen in part would have its centre moved towards its visible arc by as much.
+/// How far each colour's outlines lie outside the rims in this frame, mm. A soft shadow on the
+/// felt beside a dark wink reads as the wink and moves its edges out; a dark rounded rim beside a
+/// light wink reads as the felt and moves them in. Fitted at the nominal radius, a wink seen in
+/// part would have its centre moved towards its visible arc by as much.
+///
+/// Learned from the winks whose rim was seen nearly whole: each colour's median of their radii
+/// less their sizes' nominal radii when it has at least [`MIN_OFFSET_WINKS`] of them, else the
+/// median of all colours' (shadows and blur are the frame's; 0 with too few). Where the sizes as
+/// read were themselves misread through a large offset, [`set_offset`] reads them again.
 pub fn edge_offsets(found: &[Found], nominal: &NominalDiameters) -> [f64; 4] {
     let excess: Vec<(Colour, f64)> = found.iter().filter_map(|f| f.measured_radius_mm.map(|r| (f.colour, r - nominal.of(f.size) / 2.0))).collect();
-    per_colour_medians(&excess)
+    let medians = per_colour_medians(&excess);
+    Colour::ALL.map(|c| {
+        let seen: Vec<(f64, WinkSize)> = found.iter().filter(|f| f.colour == c).filter_map(|f| Some((f.measured_radius_mm?, f.size))).collect();
+        if seen.len() < MIN_OFFSET_WINKS {
+            return medians[colour_index(c)];
+        }
+        set_offset(&seen, nominal).map_or(medians[colour_index(c)], |o| o.clamp(-MAX_EDGE_OFFSET_MM, MAX_EDGE_OFFSET_MM))
+    })
+}
+
+/// [`set_offset`]: a wink's radius this far (mm) or more from its size's, less the offset,
+/// costs no more (a wink mismeasured, or another's rim taken for its own).
+const SET_FIT_CAP_MM: f64 = 1.0;
+/// [`set_offset`]: the cost of an offset o is this times o² (mm⁻²), on top of the radii's.
+const OFFSET_PRIOR: f64 = 0.25;
+/// [`set_offset`]: how much better (in the cost's units: a wink's capped miss is 1) another
+/// reading of the sizes must fit than the sizes as read.
+const SET_READING_MARGIN: f64 = 0.6;
+/// [`set_offset`]: the most a reading's squared misses may average (mm²: 0.63 mm RMS, about one
+/// wink in three capped) for the radii to say what the offset is. Winks in piles and squopped
+/// are measured rougher; our renderer's flat-drawn potout-01002 read green at 0.53 mm² with a
+/// large wink's radius 9.17 mm and a small one's 9.04.
+const SET_READING_MISS_MM2: f64 = 0.4;
+
+/// One colour's edge offset (mm) read with its sizes, from its winks' measured radii and sizes
+/// as read (`seen`), when a reading of the sizes that the set's make-up allows (at most two
+/// large and four small, the larger radii the large ones) fits the radii better than the sizes
+/// as read by [`SET_READING_MARGIN`], and fits them to [`SET_READING_MISS_MM2`]: that reading's
+/// offset, else `None`. A reading's offset is
+/// the median of the radii's excesses over their sizes' nominal radii, and its cost the squared
+/// misses of the radii less that offset from their sizes' (each capped at [`SET_FIT_CAP_MM`]²)
+/// plus [`OFFSET_PRIOR`] times its square.
+///
+/// An offset as large as half the two sizes' difference (1.5 mm) reads a small wink as large and
+/// takes the offset the other way: another renderer's small yellow winks on grey felt read
+/// 9.6–9.7 mm in radius and its large one 12.5 (each 1.5–1.7 mm out), so all four were read large
+/// and the offset came out −1.3 mm. One large wink and three small ones fit those radii to 0.1 mm
+/// at an offset of 1.6.
+fn set_offset(seen: &[(f64, WinkSize)], nominal: &NominalDiameters) -> Option<f64> {
+    let (r_small, r_large) = (nominal.small_mm / 2.0, nominal.large_mm / 2.0);
+    let nominal_r = |size: WinkSize| if size == WinkSize::Large { r_large } else { r_small };
+    let reading = |sizes: &mut dyn Iterator<Item = (f64, WinkSize)>| -> (f64, f64, f64) {
+        let excess: Vec<f64> = sizes.map(|(r, size)| r - nominal_r(size)).collect();
+        let mut sorted = excess.clone();
+        sorted.sort_by(f64::total_cmp);
+        let o = sorted[sorted.len() / 2];
+        let misses = excess.iter().map(|e| (e - o).powi(2).min(SET_FIT_CAP_MM * SET_FIT_CAP_MM)).sum::<f64>();
+        (misses + OFFSET_PRIOR * o * o, o, misses / excess.len() as f64)
+    };
+    let (as_read, _, _) = reading(&mut seen.iter().copied());
+    let mut radii: Vec<f64> = seen.iter().map(|s| s.0).collect();
+    radii.sort_by(f64::total_cmp);
+    let n = radii.len();
+    (n.saturating_sub(WinkSize::Small.per_colour())..=WinkSize::Large.per_colour().min(n))
+        .map(|large| reading(&mut radii.iter().enumerate().map(|(i, &r)| (r, if i >= n - large { WinkSize::Large } else { WinkSize::Small }))))
+        .min_by(|a, b| a.0.total_cmp(&b.0))
+        .filter(|&(cost, _, miss)| cost <= as_read - SET_READING_MARGIN && miss <= SET_READING_MISS_MM2)
+        .map(|(_, o, _)| o)
 }
 
 /// Each colour's median of `values` when it has at least [`MIN_OFFSET_WINKS`], else the median
@@ -2169,9 +2230,35 @@ mod tests {
         assert!((at(Colour::Green) - 0.5).abs() < 1e-9, "{o:?}");
         // Nothing measured: no offset.
         assert_eq!(edge_offsets(&[], &nominal), [0.0; 4]);
-        // An offset beyond what a rim's edge can be is capped.
-        let wild: Vec<Found> = (0..3).map(|_| seen(Colour::Green, WinkSize::Small, 11.0)).collect();
+        // An offset beyond what a rim's edge can be is capped: a whole set read 2 mm wide.
+        let wild: Vec<Found> = [(WinkSize::Large, 13.0), (WinkSize::Large, 13.0)].into_iter().chain([(WinkSize::Small, 10.0); 4]).map(|(size, r)| seen(Colour::Green, size, r)).collect();
         assert_eq!(edge_offsets(&wild, &nominal)[colour_index(Colour::Green)], MAX_EDGE_OFFSET_MM);
+    }
+
+    #[test]
+    fn a_colours_edge_offset_is_read_with_the_sizes_its_radii_say_through_it() {
+        let nominal = NominalDiameters::STANDARD;
+        let (l, s) = (WinkSize::Large, WinkSize::Small);
+        let seen = |size: WinkSize, r: f64| Found { size, measured_radius_mm: Some(r), ..wink(Colour::Yellow, MatPoint::new(0.0, 0.0)) };
+        // Another renderer's yellow winks on grey felt (f1080_053), each read 1.5–1.7 mm wide: the
+        // small ones' radii (9.6–9.7 mm) are nearer the large one's than the small one's, so all
+        // four were read large and the offset came out −1.3 mm. One large wink and three small
+        // ones fit at 1.63 (capped at the most a rim's edge can be).
+        let read = [(9.58, l), (12.52, l), (9.63, l), (9.71, l)];
+        assert!(set_offset(&read, &nominal).is_some_and(|o| (o - 1.63).abs() < 1e-9));
+        let found: Vec<Found> = read.iter().map(|&(r, size)| seen(size, r)).collect();
+        assert_eq!(edge_offsets(&found, &nominal)[colour_index(Colour::Yellow)], MAX_EDGE_OFFSET_MM);
+        // Read at their sizes: left as read.
+        assert_eq!(set_offset(&[(8.1, s), (7.9, s), (8.0, s)], &nominal), None);
+        assert_eq!(set_offset(&[(11.1, l), (10.9, l), (8.0, s)], &nominal), None);
+        // Three read large where a set has two, one of them squopped and mismeasured (figA's
+        // nearmiss-03023: 10.58, 10.59 and 11.29 mm): no reading the set allows fits better.
+        assert_eq!(set_offset(&[(10.58, l), (10.59, l), (11.29, l), (7.12, s)], &nominal), None);
+        // Radii too rough to say (the flat-drawn potout-01002, winks in piles: a large one read
+        // 9.17 mm, a small one 9.04): left as read.
+        assert_eq!(set_offset(&[(9.17, s), (8.13, s), (7.51, s), (9.99, l), (9.04, s)], &nominal), None);
+        // More winks than a set holds: no reading the set allows.
+        assert_eq!(set_offset(&[(8.0, s); 7], &nominal), None);
     }
 
     #[test]
