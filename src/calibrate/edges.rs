@@ -13,13 +13,11 @@ const LUMA: [f64; 3] = [0.2126, 0.7152, 0.0722];
 const LUMA_SHARE: f64 = 0.3;
 /// Step between samples along a profile, in pixels.
 const PROFILE_STEP_PX: f64 = 0.5;
-/// [`step_edge_shaded_outside`]: least size, in linear light (0–1), of the inside colour's part
-/// orthogonal to the outside's for it to be read along that part; a beige felt's beside a white
-/// table is about 0.09, JPEG's noise on one pixel about 0.01.
+/// [`step_edge_shaded_outside`]: least size, in RGB as stored (0–1), of the inside colour's part
+/// orthogonal to the outside's for it to be read along that part (JPEG's noise on one pixel is
+/// about 0.01; a grey felt's beside a white table is under it).
 const SHADE_FREE_MIN: f64 = 0.03;
-/// ... and its least share of the two sides' whole difference.
-const SHADE_FREE_SHARE: f64 = 0.0;
-/// ... and the outside's least brightness (length in linear RGB), for its direction to mean
+/// ... and the outside's least brightness (its length in RGB), for its direction to mean
 /// anything.
 const SHADE_FREE_MIN_OUTSIDE: f64 = 0.03;
 /// Least colour difference (CIE Lab, 8-bit scale) between the two sides for an edge to count.
@@ -153,11 +151,11 @@ pub fn step_edge_in(img: &LabImage, p: PixelPoint, n: (f64, f64), reach: f64, li
     pr.crossing(pr.usual_axis(linear)).map(|t| PixelPoint::new(p.x + n.0 * t, p.y + n.1 * t))
 }
 
-/// The outside's colour and the inside's part orthogonal to it (in the profile's space), when they tell
+/// The inside colour's part orthogonal to the outside's (in the profile's space), when it tells
 /// the sides apart whatever the outside's shade: the outside not near black (its direction is
-/// then noise), and the orthogonal part at least [`SHADE_FREE_MIN`] and [`SHADE_FREE_SHARE`] of
-/// the two sides' difference. With u = −(that part), a colour c reads (c − inside)·u / |u|² =
-/// 1 − c·o / |o|², since inside·o = |o|²: the inside 0, any shade of the outside 1.
+/// then noise), and that part at least [`SHADE_FREE_MIN`]. With u = −(that part) = −o, a colour
+/// c reads (c − inside)·u / |u|² = 1 − c·o / |o|², since inside·o = |o|²: the inside 0, any
+/// shade of the outside 1.
 fn shade_free_axis(inside: &[f64; 3], outside: &[f64; 3]) -> Option<[f64; 3]> {
     let dot = |a: &[f64; 3], b: &[f64; 3]| a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
     let out_norm = dot(outside, outside).sqrt();
@@ -167,9 +165,7 @@ fn shade_free_axis(inside: &[f64; 3], outside: &[f64; 3]) -> Option<[f64; 3]> {
     let t = outside.map(|v| v / out_norm);
     let along = dot(inside, &t);
     let u = [inside[0] - along * t[0], inside[1] - along * t[1], inside[2] - along * t[2]];
-    let d = [inside[0] - outside[0], inside[1] - outside[1], inside[2] - outside[2]];
-    let (un, dn) = (dot(&u, &u).sqrt(), dot(&d, &d).sqrt());
-    (un >= SHADE_FREE_MIN && un >= SHADE_FREE_SHARE * dn).then_some(u)
+    (dot(&u, &u).sqrt() >= SHADE_FREE_MIN).then_some(u)
 }
 
 /// Which colours a profile's samples are.
@@ -185,7 +181,7 @@ enum Space {
 
 /// Samples along a profile, with its two ends' colours.
 struct Profile {
-    /// (offset along the normal in pixels, colour): linear RGB, or Lab for a quick look.
+    /// (offset along the normal in pixels, colour in the profile's [`Space`]).
     samples: Vec<(f64, [f64; 3])>,
     inside: [f64; 3],
     outside: [f64; 3],

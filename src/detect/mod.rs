@@ -1736,10 +1736,9 @@ const SET_READING_MISS_MM2: f64 = 0.4;
 /// as read (`seen`), when a reading of the sizes that the set's make-up allows (at most two
 /// large and four small, the larger radii the large ones) fits the radii better than the sizes
 /// as read by [`SET_READING_MARGIN`], and fits them to [`SET_READING_MISS_MM2`]: that reading's
-/// offset, else `None`. A reading's offset is
-/// the median of the radii's excesses over their sizes' nominal radii, and its cost the squared
-/// misses of the radii less that offset from their sizes' (each capped at [`SET_FIT_CAP_MM`]²)
-/// plus [`OFFSET_PRIOR`] times its square.
+/// offset, else `None`. A reading's offset is the median of the radii's excesses over their
+/// sizes' nominal radii, and its cost the squared misses of the radii less that offset from their
+/// sizes' (each capped at [`SET_FIT_CAP_MM`]²) plus [`OFFSET_PRIOR`] times its square.
 ///
 /// An offset as large as half the two sizes' difference (1.5 mm) reads a small wink as large and
 /// takes the offset the other way: another renderer's small yellow winks on grey felt read
@@ -1747,6 +1746,9 @@ const SET_READING_MISS_MM2: f64 = 0.4;
 /// and the offset came out −1.3 mm. One large wink and three small ones fit those radii to 0.1 mm
 /// at an offset of 1.6.
 fn set_offset(seen: &[(f64, WinkSize)], nominal: &NominalDiameters) -> Option<f64> {
+    if seen.is_empty() {
+        return None;
+    }
     let (r_small, r_large) = (nominal.small_mm / 2.0, nominal.large_mm / 2.0);
     let nominal_r = |size: WinkSize| if size == WinkSize::Large { r_large } else { r_small };
     let reading = |sizes: &mut dyn Iterator<Item = (f64, WinkSize)>| -> (f64, f64, f64) {
@@ -2257,8 +2259,9 @@ mod tests {
         // Radii too rough to say (the flat-drawn potout-01002, winks in piles: a large one read
         // 9.17 mm, a small one 9.04): left as read.
         assert_eq!(set_offset(&[(9.17, s), (8.13, s), (7.51, s), (9.99, l), (9.04, s)], &nominal), None);
-        // More winks than a set holds: no reading the set allows.
+        // More winks than a set holds: no reading the set allows; none: nothing to read.
         assert_eq!(set_offset(&[(8.0, s); 7], &nominal), None);
+        assert_eq!(set_offset(&[], &nominal), None);
     }
 
     #[test]
