@@ -742,9 +742,9 @@ fn analyze_reads_winks_sizes_through_their_contact_shadows_on_another_renderers_
 
 /// A frame from the same renderer (`alt36-1018`: 1920×1080, 0.82 px/mm, beige felt on a white
 /// table) that darkens the table beside the mat by a third, fading over 2 mm. Read in brightness,
-/// that shade put every edge of the mat 1.3 px out (the mat's corners 2.5 px off at the mean, the
+/// that shade put every edge of the mat out (the mat's corners 2.5 px off at the mean, the
 /// scale 0.5% large). Read where the felt's own colour ends, whatever the table's shade
-/// (`edges::step_edge_shaded_outside`), the edges move in by what that reading says (1.2–1.3 px
+/// (`edges::step_edge_shaded_outside`), the edges move in by what that reading says (1.4 px
 /// here), and the corners lie 0.7 px from the truth's at the mean.
 #[test]
 fn the_mats_edge_is_where_its_felt_ends_though_the_table_beside_it_is_shaded() -> TestResult {
