@@ -462,8 +462,9 @@ impl FitCheck {
     }
 }
 
-/// Probes per side of the mat for [`check_fit`].
-const CHECK_PROBES_PER_SIDE: usize = 16;
+/// Probes per side of the mat for [`check_fit`]: enough for [`shaded_table_shift`] to judge a
+/// side (20 profiles read both ways at the least).
+const CHECK_PROBES_PER_SIDE: usize = 32;
 
 /// A cheap check that `cal` still fits `bgr` (the mat or the camera has not moved): a few dozen
 /// short edge probes where the calibration says the mat's edges are.
@@ -479,17 +480,16 @@ pub fn check_fit(bgr: &Mat, cal: &Calibration) -> Result<FitCheck, CalibrateErro
         let (a, b) = (c[k], c[(k + 1) % 4]);
         let mid = a + (b - a) * 0.5;
         let out = mid * (1.0 / mid.norm());
-        for i in 0..CHECK_PROBES_PER_SIDE {
-            let t = (i as f64 + 0.5) / CHECK_PROBES_PER_SIDE as f64;
-            let m = a + (b - a) * t;
-            let (Some(p), Some(q)) = (cal.mat_to_image(m), cal.mat_to_image(m + out * 10.0)) else { continue };
-            probes += 1;
-            let d = q - p;
-            let n = (d.x / d.norm(), d.y / d.norm());
-            if let Some(e) = edges::step_edge(&img, p, n, 6.0) {
-                dists.push(e.distance(p));
-            }
-        }
+        let side: Vec<(PixelPoint, (f64, f64))> = (0..CHECK_PROBES_PER_SIDE)
+            .filter_map(|i| {
+                let m = a + (b - a) * ((i as f64 + 0.5) / CHECK_PROBES_PER_SIDE as f64);
+                let (p, q) = (cal.mat_to_image(m)?, cal.mat_to_image(m + out * 10.0)?);
+                let d = q - p;
+                Some((p, (d.x / d.norm(), d.y / d.norm())))
+            })
+            .collect();
+        probes += side.len();
+        dists.extend(side_edges(&img, &side, 6.0).into_iter().map(|(i, e)| e.distance(side[i].0)));
     }
     dists.sort_by(f64::total_cmp);
     let median_px = dists.get(dists.len() / 2).copied().unwrap_or(f64::INFINITY);
@@ -581,23 +581,35 @@ fn edge_points(img: &LabImage, f: &fit::Fit, mat: &MatSpec, reach: f64) -> Vec<L
         // Outward in the mat frame: away from the centre.
         let mid = a + (b - a) * 0.5;
         let out = mid * (1.0 / mid.norm());
-        let mut usual = Vec::new();
-        let mut shifts = Vec::new();
-        for i in 0..count {
-            let t = 0.03 + 0.94 * i as f64 / count as f64;
-            let m = a + (b - a) * t;
-            let (Some(p), Some(q)) = (to_img(m), to_img(m + out * 10.0)) else { continue };
-            let d = q - p;
-            let n = (d.x / d.norm(), d.y / d.norm());
-            let r = edges::step_edge_shaded_outside(img, p, n, reach);
-            let Some(e) = r.usual else { continue };
-            usual.push((e, n));
-            shifts.extend(r.shade_free.map(|f| (e.x - f.x) * n.0 + (e.y - f.y) * n.1));
-        }
-        let shift = shaded_table_shift(&mut shifts, usual.len());
-        pts.extend(usual.into_iter().map(|(e, n)| LinePoint { px: PixelPoint::new(e.x - shift * n.0, e.y - shift * n.1), line: k }));
+        let probes: Vec<(PixelPoint, (f64, f64))> = (0..count)
+            .filter_map(|i| {
+                let m = a + (b - a) * (0.03 + 0.94 * i as f64 / count as f64);
+                let (p, q) = (to_img(m)?, to_img(m + out * 10.0)?);
+                let d = q - p;
+                Some((p, (d.x / d.norm(), d.y / d.norm())))
+            })
+            .collect();
+        pts.extend(side_edges(img, &probes, reach).into_iter().map(|(_, e)| LinePoint { px: e, line: k }));
     }
     pts
+}
+
+/// The edge found across each of one side's `probes` (a point where the side should be and its
+/// outward normal), within ±`reach` pixels: (the probe's index, the edge). Each is the brightness
+/// crossing ([`edges::step_edge_shaded_outside`]), all moved in by the side's
+/// [`shaded_table_shift`], so that a table shaded beside the mat reads the same to the
+/// calibration and to [`check_fit`].
+fn side_edges(img: &LabImage, probes: &[(PixelPoint, (f64, f64))], reach: f64) -> Vec<(usize, PixelPoint)> {
+    let mut usual = Vec::new();
+    let mut shifts = Vec::new();
+    for (i, &(p, n)) in probes.iter().enumerate() {
+        let r = edges::step_edge_shaded_outside(img, p, n, reach);
+        let Some(e) = r.usual else { continue };
+        usual.push((i, e));
+        shifts.extend(r.shade_free.map(|f| (e.x - f.x) * n.0 + (e.y - f.y) * n.1));
+    }
+    let shift = shaded_table_shift(&mut shifts, usual.len());
+    usual.into_iter().map(|(i, e)| (i, PixelPoint::new(e.x - shift * probes[i].1 .0, e.y - shift * probes[i].1 .1))).collect()
 }
 
 /// How far out, in pixels, brightness puts one edge of the mat beyond where the felt ends: the
