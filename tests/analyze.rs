@@ -767,12 +767,7 @@ fn the_mats_edge_is_where_its_felt_ends_though_the_table_beside_it_is_shaded() -
 #[test]
 fn analyze_takes_no_wink_from_a_baseline_taped_in_a_winks_colour() -> TestResult {
     let (got, truth) = analyze_other_renderers("alt36-1051")?;
-    let ppm = truth["px_per_mm_centre"].as_f64().ok_or("ppm")?;
-    let found = got["winks"].as_array().ok_or("winks")?;
-    let yellows: Vec<&Value> = truth["winks"].as_array().ok_or("truth winks")?.iter().filter(|t| t["colour"] == "yellow" && t["state"] != "potted").collect();
-    for g in found.iter().filter(|g| g["colour"] == "yellow" && g["state"] != "potted") {
-        assert!(yellows.iter().any(|t| near_px(g, t, 8.0 * ppm)), "a yellow wink where none lies: {g}");
-    }
+    let (ppm, found, yellows) = winks_found_where_they_lie(&got, &truth, "yellow", 8.0)?;
     for t in yellows.iter().filter(|t| t["visible_fraction"].as_f64().is_some_and(|v| v >= 0.5)) {
         assert!(found.iter().any(|g| g["colour"] == "yellow" && near_px(g, t, 8.0 * ppm)), "{} not found", t["id"]);
     }
@@ -805,19 +800,20 @@ fn near_px(a: &Value, b: &Value, r: f64) -> bool {
     px(&a["centre_px"]).zip(px(&b["centre_px"])).is_some_and(|(p, q)| (p.0 - q.0).hypot(p.1 - q.1) < r)
 }
 
-/// A frame's scale (px/mm), the winks found, and the truth's green winks not potted.
-type GreensFound<'a> = (f64, &'a Vec<Value>, Vec<&'a Value>);
+/// A frame's scale (px/mm), the winks found, and the truth's winks of one colour not potted.
+type ColourFound<'a> = (f64, &'a Vec<Value>, Vec<&'a Value>);
 
-/// Another renderer's frame's scale (px/mm), the winks found and the truth's green winks not
-/// potted, once every green wink found (not potted) is checked to lie where a true one does.
-fn green_winks_found_where_they_lie<'a>(got: &'a Value, truth: &'a Value) -> Result<GreensFound<'a>, Box<dyn std::error::Error>> {
+/// Another renderer's frame's scale (px/mm), the winks found and the truth's winks of `colour`
+/// not potted, once every wink of that colour found (not potted) is checked to lie within
+/// `within_mm` of a true one.
+fn winks_found_where_they_lie<'a>(got: &'a Value, truth: &'a Value, colour: &str, within_mm: f64) -> Result<ColourFound<'a>, Box<dyn std::error::Error>> {
     let ppm = truth["px_per_mm_centre"].as_f64().ok_or("ppm")?;
     let found = got["winks"].as_array().ok_or("winks")?;
-    let greens: Vec<&Value> = truth["winks"].as_array().ok_or("truth winks")?.iter().filter(|t| t["colour"] == "green" && t["state"] != "potted").collect();
-    for g in found.iter().filter(|g| g["colour"] == "green" && g["state"] != "potted") {
-        assert!(greens.iter().any(|t| near_px(g, t, 11.0 * ppm)), "a green wink where none lies: {g}");
+    let truly: Vec<&Value> = truth["winks"].as_array().ok_or("truth winks")?.iter().filter(|t| t["colour"] == colour && t["state"] != "potted").collect();
+    for g in found.iter().filter(|g| g["colour"] == colour && g["state"] != "potted") {
+        assert!(truly.iter().any(|t| near_px(g, t, within_mm * ppm)), "a {colour} wink where none lies: {g}");
     }
-    Ok((ppm, found, greens))
+    Ok((ppm, found, truly))
 }
 
 /// Green winks duller than the bright green felt they lie on (`alt36-2003-half`: another
@@ -830,7 +826,7 @@ fn green_winks_found_where_they_lie<'a>(got: &'a Value, truth: &'a Value) -> Res
 #[test]
 fn analyze_finds_green_winks_duller_than_the_green_felt_they_lie_on() -> TestResult {
     let (got, truth) = analyze_other_renderers("alt36-2003-half")?;
-    let (ppm, found, greens) = green_winks_found_where_they_lie(&got, &truth)?;
+    let (ppm, found, greens) = winks_found_where_they_lie(&got, &truth, "green", 11.0)?;
     assert_eq!(greens.len(), 5, "green winks on the mat");
     for t in &greens {
         let radius_px = if t["size"] == "large" { 11.0 } else { 8.0 } * ppm;
@@ -853,7 +849,7 @@ fn analyze_finds_green_winks_duller_than_the_green_felt_they_lie_on() -> TestRes
 #[test]
 fn analyze_finds_green_winks_no_pixel_of_which_tells_them_from_the_felt() -> TestResult {
     let (got, truth) = analyze_other_renderers("alt36-1047")?;
-    let (ppm, found, greens) = green_winks_found_where_they_lie(&got, &truth)?;
+    let (ppm, found, greens) = winks_found_where_they_lie(&got, &truth, "green", 11.0)?;
     let hit = greens.iter().filter(|t| found.iter().any(|g| g["colour"] == "green" && near_px(g, t, 4.0 * ppm))).count();
     println!("green winks found: {hit} of {}", greens.len());
     assert!(hit >= 3, "{hit} of {} green winks found: {found:?}", greens.len());
