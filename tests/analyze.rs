@@ -748,16 +748,7 @@ fn analyze_reads_winks_sizes_through_their_contact_shadows_on_another_renderers_
 /// here), and the corners lie 0.7 px from the truth's at the mean.
 #[test]
 fn the_mats_edge_is_where_its_felt_ends_though_the_table_beside_it_is_shaded() -> TestResult {
-    let (got, truth) = analyze_other_renderers("alt36-1018")?;
-    let corners = |v: &Value| -> Option<Vec<(f64, f64)>> { v.as_array()?.iter().map(px).collect() };
-    let found = corners(&got["calibration"]["mat_corners_px"]).ok_or("found corners")?;
-    let true_corners = corners(&truth["mat_corners_px"]).ok_or("true corners")?;
-    assert_eq!((found.len(), true_corners.len()), (4, 4));
-    // Each true corner's nearest found corner (the program chooses which corner is first).
-    let mean = true_corners.iter().map(|t| found.iter().map(|f| (f.0 - t.0).hypot(f.1 - t.1)).fold(f64::INFINITY, f64::min)).sum::<f64>() / 4.0;
-    println!("mean corner error {mean:.2} px");
-    assert!(mean < 1.2, "the mat's corners lie {mean:.2} px from the truth's at the mean");
-    Ok(())
+    corners_near_truth("alt36-1018", 1.2)
 }
 
 /// A frame from the same renderer (`alt36-1051`: 1920×1080, 0.89 px/mm, bright green felt) with
@@ -1149,5 +1140,63 @@ fn a_sets_measured_diameters_stated_are_the_size_every_edge_is_measured_with() -
     let (code, err) = run(winkeye().arg("analyze").arg(&frame).args(["--wink-diameters", "16,22"]));
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("is not under"), "{err}");
+    Ok(())
+}
+
+/// Analyses another renderer's frame `stem` and asserts its mat's corners lie under `most_px`
+/// from the truth's at the mean (each true corner's nearest found corner: the program chooses
+/// which corner is first).
+fn corners_near_truth(stem: &str, most_px: f64) -> TestResult {
+    let (got, truth) = analyze_other_renderers(stem)?;
+    let corners = |v: &Value| -> Option<Vec<(f64, f64)>> { v.as_array()?.iter().map(px).collect() };
+    let found = corners(&got["calibration"]["mat_corners_px"]).ok_or("found corners")?;
+    let true_corners = corners(&truth["mat_corners_px"]).ok_or("true corners")?;
+    assert_eq!((found.len(), true_corners.len()), (4, 4));
+    let mean = true_corners.iter().map(|t| found.iter().map(|f| (f.0 - t.0).hypot(f.1 - t.1)).fold(f64::INFINITY, f64::min)).sum::<f64>() / 4.0;
+    println!("{stem}: mean corner error {mean:.2} px");
+    assert!(mean < most_px, "the mat's corners lie {mean:.2} px from the truth's at the mean");
+    Ok(())
+}
+
+/// A frame from a fifth renderer (`r5-1080-003`, written in session 40 from domain.md alone:
+/// 1920×1080, 0.55 px/mm, the mat turned 16° in the frame): tan felt on a wooden table of nearly
+/// its own colour and lightness, so a quarter of the rough search's rays ran on over the table to
+/// the frame's edge, and the mat was refused as "cut off by the frame's edge" with all four
+/// corners in view. The sides are now fitted to the rays that stopped (`calibrate::find`), and
+/// the corners lie within a pixel of the truth's.
+#[test]
+fn the_mat_is_found_on_a_wooden_table_of_nearly_the_felts_colour() -> TestResult {
+    corners_near_truth("r5-1080-003", 1.0)
+}
+
+/// The same renderer's `r5-1080-020`: brown felt on a cloth striped pink and green, under a
+/// strong barrel lens (k1 = −0.175 at its focal length). Read along the felt's difference from
+/// the table's median colour, a green stripe beside the felt read near the felt, and the first
+/// pass put its points at the stripes' far boundary in a sawtooth: the corners came out 25 px
+/// off. The first search now asks the felt's colour to last up to the crossing
+/// (`edges::first_step_from_inside`).
+#[test]
+fn the_mats_edges_are_read_where_the_felt_ends_beside_a_striped_cloth() -> TestResult {
+    corners_near_truth("r5-1080-020", 1.0)
+}
+
+/// The same renderer's `r5-1080-023`: grey felt on a gingham cloth of red and pink checks. About
+/// 500 red "winks" were found in the checks beyond the mat; learned from, their outlines moved
+/// red's edge offset, and the set's limit kept five checks (each reported off) and lost the four
+/// red winks on the mat. More of a colour beyond the mat than a set could hold are now the
+/// table's pattern (`detect::drop_table_pattern`): every red wink found lies where a true one
+/// does, and every true red wink not potted is found.
+#[test]
+fn a_cloths_checks_in_a_winks_colour_are_not_winks() -> TestResult {
+    let (got, truth) = analyze_other_renderers("r5-1080-023")?;
+    let found: Vec<&Value> = got["winks"].as_array().ok_or("winks")?.iter().filter(|g| g["colour"] == "red" && g["state"] != "potted").collect();
+    let reds: Vec<&Value> = truth["winks"].as_array().ok_or("truth winks")?.iter().filter(|t| t["colour"] == "red" && t["state"] != "potted").collect();
+    for g in &found {
+        assert!(reds.iter().any(|t| near_px(g, t, 8.0)), "a red wink where none lies: {g}");
+    }
+    for t in &reds {
+        assert!(found.iter().any(|g| near_px(g, t, 8.0)), "{} not found", t["id"]);
+    }
+    assert_eq!(reds.len(), 6);
     Ok(())
 }

@@ -22,6 +22,9 @@ const SHADE_FREE_MIN: f64 = 0.03;
 const SHADE_FREE_MIN_OUTSIDE: f64 = 0.03;
 /// Least colour difference (CIE Lab, 8-bit scale) between the two sides for an edge to count.
 pub const MIN_CONTRAST_LAB: f64 = 8.0;
+/// How far a sample before a profile's crossing may lie off the line from the inside's colour
+/// along the axis read, as a share of the axis's length (the along-axis check asks under 0.35).
+const OFF_AXIS_MOST: f64 = 0.35;
 
 /// A frame in CIE Lab (OpenCV's 8-bit scale: L × 255/100, a and b offset by 128), for sampling
 /// between pixels. Bilinear interpolation of many samples along an edge recovers far finer
@@ -138,8 +141,8 @@ pub fn step_edge_shaded_outside(img: &LabImage, p: PixelPoint, n: (f64, f64), re
     let Some(pr) = Profile::read(img, p, n, reach, Space::Linear) else { return EdgeReadings { usual: None, shade_free: None } };
     let at = |t: f64| PixelPoint::new(p.x + n.0 * t, p.y + n.1 * t);
     EdgeReadings {
-        usual: pr.crossing(pr.usual_axis(true)).map(at),
-        shade_free: Profile::read(img, p, n, reach, Space::Value).and_then(|pv| shade_free_axis(&pv.inside, &pv.outside).and_then(|o| pv.crossing(o.map(|v| -v)))).map(at),
+        usual: pr.crossing(pr.usual_axis(true), false).map(at),
+        shade_free: Profile::read(img, p, n, reach, Space::Value).and_then(|pv| shade_free_axis(&pv.inside, &pv.outside).and_then(|o| pv.crossing(o.map(|v| -v), false))).map(at),
     }
 }
 
@@ -148,7 +151,18 @@ pub fn step_edge_shaded_outside(img: &LabImage, p: PixelPoint, n: (f64, f64), re
 /// look).
 pub fn step_edge_in(img: &LabImage, p: PixelPoint, n: (f64, f64), reach: f64, linear: bool) -> Option<PixelPoint> {
     let pr = Profile::read(img, p, n, reach, if linear { Space::Linear } else { Space::Lab })?;
-    pr.crossing(pr.usual_axis(linear)).map(|t| PixelPoint::new(p.x + n.0 * t, p.y + n.1 * t))
+    pr.crossing(pr.usual_axis(linear), false).map(|t| PixelPoint::new(p.x + n.0 * t, p.y + n.1 * t))
+}
+
+/// [`step_edge_in`] in Lab, for a first, wide search: the inside's colour must also last up to
+/// the crossing, not only its reading along the two ends' difference. On a patterned table
+/// (stripes, checks) a band of a second colour between the felt and the table's median can read
+/// near the felt along that difference, and the crossing then falls at the band's far side, out
+/// on the table (another renderer's r1080_s1_020: the first pass's points in a sawtooth over
+/// the stripes, the mat's corners fitted 25 px out).
+pub fn first_step_from_inside(img: &LabImage, p: PixelPoint, n: (f64, f64), reach: f64) -> Option<PixelPoint> {
+    let pr = Profile::read(img, p, n, reach, Space::Lab)?;
+    pr.crossing(pr.usual_axis(false), true).map(|t| PixelPoint::new(p.x + n.0 * t, p.y + n.1 * t))
 }
 
 /// The inside colour's part orthogonal to the outside's (in the profile's space), when it tells
@@ -245,8 +259,9 @@ impl Profile {
 
     /// Where the samples, read along `u` from the inside's colour (the inside 0), cross ½: the
     /// offset along the normal, in pixels. `None` unless there is one crossing, with the samples
-    /// mostly near 0 before it and near 1 after.
-    fn crossing(&self, u: [f64; 3]) -> Option<f64> {
+    /// mostly near 0 before it and near 1 after (and, with `inside_alike`, mostly within
+    /// [`OFF_AXIS_MOST`] of the inside's colour off `u` as well).
+    fn crossing(&self, u: [f64; 3], inside_alike: bool) -> Option<f64> {
         let (inside, lin) = (&self.inside, &self.samples);
         let uu = u[0] * u[0] + u[1] * u[1] + u[2] * u[2];
         if uu <= 1e-12 {
@@ -262,6 +277,12 @@ impl Profile {
         let before = q[..i].iter().filter(|&&v| v < 0.35).count() as f64 / i as f64;
         let after = q[i..].iter().filter(|&&v| v > 0.65).count() as f64 / (q.len() - i) as f64;
         if before < 0.8 || after < 0.8 {
+            return None;
+        }
+        // Asked (`inside_alike`): the inside's colour up to the crossing, off `u` too.
+        let off_axis = |(c, v): (&[f64; 3], f64)| (0..3).map(|k| (c[k] - inside[k] - v * u[k]).powi(2)).sum::<f64>();
+        let like_inside = if !inside_alike { 1.0 } else { lin[..i].iter().zip(&q[..i]).filter(|((_, c), &v)| off_axis((c, v)) <= OFF_AXIS_MOST * OFF_AXIS_MOST * uu).count() as f64 / i as f64 };
+        if inside_alike && like_inside < 0.8 {
             return None;
         }
         let (t0, t1) = (lin[i - 1].0, lin[i].0);
@@ -317,8 +338,12 @@ mod tests {
     /// the edge by a Gaussian blur of 1 px in stored values (as JPEG's colour and a renderer that
     /// blurs its output mix), each pixel averaged over 16 sub-columns.
     fn edge_frame(felt: [f64; 3], table: [f64; 3], edge: f64, shade: impl Fn(f64) -> f64) -> Mat {
+        frame_of(|x: f64| if x < edge { felt } else { table.map(|v| v * shade(x - edge)) })
+    }
+
+    /// A frame 80 × 24 px whose columns are `sharp(x)` (RGB as stored), blurred as [`edge_frame`]'s.
+    fn frame_of(sharp: impl Fn(f64) -> [f64; 3]) -> Mat {
         let (w, h) = (80usize, 24usize);
-        let sharp = |x: f64| if x < edge { felt } else { table.map(|v| v * shade(x - edge)) };
         let row: Vec<[f64; 3]> = (0..w)
             .map(|i| {
                 let mut acc = [0.0; 3];
@@ -367,6 +392,24 @@ mod tests {
         let (usual, free) = (r.usual.expect("brightness crossing").x, r.shade_free.expect("shade-free crossing").x);
         assert!((usual - edge).abs() < 0.3, "brightness crossing {usual:.2}, edge {edge}");
         assert!((free - edge).abs() < 0.2, "shade-free crossing {free:.2}, edge {edge}");
+    }
+
+    /// Brown felt, then a green stripe 5 px wide and a pink-red one (another renderer's striped
+    /// cloth): read along the felt's difference from the table's median (the red), the green
+    /// reads near the felt, and the crossing falls at the stripes' boundary, 5 px out on the
+    /// table. The first search takes no crossing there; on a plain table, the same one.
+    #[test]
+    fn a_first_search_takes_no_crossing_beyond_a_band_of_another_colour() {
+        let (felt, green, red) = ([120.0, 95.0, 65.0], [100.0, 130.0, 115.0], [190.0, 100.0, 110.0]);
+        let striped = LabImage::new(&frame_of(|x| if x < 30.3 { felt } else if x < 35.3 { green } else { red })).expect("lab");
+        let (p, n) = (PixelPoint::new(30.0, 12.0), (1.0, 0.0));
+        let usual = step_edge_in(&striped, p, n, 14.0, false).expect("a crossing").x;
+        assert!((usual - 35.3).abs() < 0.5, "the usual reading at the stripes' boundary: {usual:.2}");
+        let first = first_step_from_inside(&striped, p, n, 14.0).map(|e| e.x);
+        assert!(first.is_none_or(|x| (x - 30.3).abs() < 0.5), "the first search at {first:?}");
+        let plain = LabImage::new(&frame_of(|x| if x < 30.3 { felt } else { red })).expect("lab");
+        let (a, b) = (step_edge_in(&plain, p, n, 14.0, false).expect("usual").x, first_step_from_inside(&plain, p, n, 14.0).expect("first").x);
+        assert!((a - 30.3).abs() < 0.5 && a == b, "plain table: {a:.2}, {b:.2}");
     }
 
     #[test]

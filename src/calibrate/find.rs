@@ -44,6 +44,9 @@ pub struct Rough {
     pub corners: [PixelPoint; 4],
     /// The felt's colour, CIE Lab (OpenCV 8-bit scale).
     pub felt_lab: [f64; 3],
+    /// Whether many of the rays cast from the centre ran off the frame without meeting an edge:
+    /// the mat may run off the frame, or its edge be too faint against the table there.
+    pub rays_off_frame: bool,
 }
 
 /// Finds the mat roughly in a BGR frame.
@@ -164,16 +167,18 @@ pub fn rough(bgr: &Mat) -> Result<Rough, CalibrateError> {
     if escaped as f64 > 0.7 * RAYS as f64 {
         return Err(CalibrateError::NoMat { why: "nothing round the frame's centre has a mat's edge".into() });
     }
-    if escaped as f64 > 0.1 * RAYS as f64 {
-        return Err(CalibrateError::CutOff);
-    }
+    // Some: the mat may run off the frame there, or its edge may be too faint against the table
+    // for a ray to stop at (tan felt on a wood table of its own colour, another renderer's
+    // r1080_s1_003: a quarter of the rays ran on to the frame's edge). The sides are fitted to
+    // the rays that did stop; the mat is cut off if their corners lie outside the frame.
+    let cut = escaped as f64 > 0.1 * RAYS as f64;
     let area = polygon_area(&pts);
     let frac = area / (sw as f64 * sh as f64);
     if frac < MIN_AREA_FRACTION {
         return Err(CalibrateError::NoMat { why: format!("the felt round the centre covers only {:.0}% of the frame", frac * 100.0) });
     }
     let lines = candidate_lines(&pts, CANDIDATE_LINES);
-    let corners_small = best_quad(&lines, &pts).ok_or_else(|| CalibrateError::NoMat { why: "the felt's outline is not a quadrilateral".into() })?;
+    let corners_small = best_quad(&lines, &pts).ok_or_else(|| if cut { CalibrateError::CutOff } else { CalibrateError::NoMat { why: "the felt's outline is not a quadrilateral".into() } })?;
     // Lens distortion bows the edges, so straight lines through them meet a little outside the
     // true corners; only corners well outside the frame mean the mat is cut off (the final fit
     // checks again, exactly).
@@ -184,7 +189,7 @@ pub fn rough(bgr: &Mat) -> Result<Rough, CalibrateError> {
     }
     second_mat(&lab_px, sw, sh, felt, &corners_small)?;
     let corners = corners_small.map(|(x, y)| PixelPoint::new((x + 0.5) / scale - 0.5, (y + 0.5) / scale - 0.5));
-    Ok(Rough { corners, felt_lab: felt })
+    Ok(Rough { corners, felt_lab: felt, rays_off_frame: cut })
 }
 
 /// A second felt region outside the mat found, wholly in view and nearly as big: another mat.

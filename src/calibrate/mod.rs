@@ -200,6 +200,9 @@ pub fn calibrate_frame(bgr: &Mat, opts: &CalibrateOptions) -> Result<Calibration
     // With the corners given, a failed fit is about them, not a request for them.
     calibrate_from(bgr, opts).map_err(|e| match (e, opts.corners.is_some()) {
         (CalibrateError::NoFit { why }, true) => CalibrateError::NotAtCorners { why },
+        // Edges that do not fit where many of the rough search's rays ran off the frame: the mat
+        // most likely runs off it (a fourth side was taken from a baseline or a row of winks).
+        (CalibrateError::NoFit { .. }, false) if find::rough(bgr).is_ok_and(|r| r.rays_off_frame) => CalibrateError::CutOff,
         (e, _) => e,
     })
 }
@@ -232,7 +235,7 @@ fn calibrate_from(bgr: &Mat, opts: &CalibrateOptions) -> Result<Calibration, Cal
         for i in 0..count {
             let t = 0.04 + 0.92 * i as f64 / count as f64;
             let p = a + (b - a) * t;
-            if let Some(e) = edges::step_edge_in(&img, p, n, reach1, false) {
+            if let Some(e) = edges::first_step_from_inside(&img, p, n, reach1) {
                 pts.push(LinePoint { px: e, line: k });
             }
         }
