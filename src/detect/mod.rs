@@ -371,7 +371,11 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
         // The median distance of a 2-D Gaussian is 1.18 σ.
         d.get(d.len() / 2).map_or(3.0, |m| m / 1.18)
     };
-    let mut model = ColourModel::new(felt, table).with_felt_spread(spread);
+    // A table of a wink's colour (green baize round a grey mat): the model refuses the table's
+    // colour, and so would refuse that colour's winks on the mat, where no table shows. Such a
+    // table is left out of the model, and beyond the mat that colour is not looked for.
+    let table_colour = table.and_then(|t| ColourModel::new(felt, None).with_felt_spread(spread).classify(t));
+    let mut model = ColourModel::new(felt, if table_colour.is_some() { None } else { table }).with_felt_spread(spread);
     // Every pixel of a 150-pixel grid's worth of rows and columns is plenty to learn hues from.
     let every = ((lw as usize * lh as usize / 40_000) as f64).sqrt().max(1.0) as usize;
     let sampled: Vec<Lab> = (0..lh).into_par_iter().step_by(every).flat_map_iter(|j| (0..lw).step_by(every).map(move |i| lab_px(i, j)).filter(|c| model.is_candidate(*c))).collect();
@@ -414,7 +418,17 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
     let faint_model = model.faint();
     let lut = ClassLut::new(&model, Some(&faint_model), &lab8);
     let step = label_sample_step(ppm_min * nominal.small_mm / scale as f64);
-    let (mut masks, faint_masks) = label_masks(&region, &lut, pot_bbox, step);
+    let (mut masks, mut faint_masks) = label_masks(&region, &lut, pot_bbox, step);
+    if let Some(colour) = table_colour {
+        let beyond = beyond_mat_mask(cal, &spec.mat, &labels_geom, lw, lh)?;
+        for m in std::iter::once(&mut masks).chain(faint_masks.as_mut()) {
+            for (v, &out) in m.bufs[colour_index(colour)].iter_mut().zip(&beyond) {
+                if out {
+                    *v = 0;
+                }
+            }
+        }
+    }
     let mut potted = Vec::new();
     // The pot-coloured pixels in its opening: (index in the pot's box, colour).
     let mut pot_coloured: Vec<(usize, Lab)> = Vec::new();
@@ -1352,6 +1366,25 @@ fn within_set(found: &[Found], mut keep: Vec<bool>) -> Vec<bool> {
         }
     }
     keep
+}
+
+/// Which label pixels (`lw` × `lh`, row by row) lie beyond the mat's outline.
+fn beyond_mat_mask(cal: &Calibration, mat: &crate::geometry::MatSpec, labels: &Labels, lw: i32, lh: i32) -> opencv::Result<Vec<bool>> {
+    let mut inside = Mat::new_rows_cols_with_default(lh, lw, opencv::core::CV_8U, Scalar::all(0.0))?;
+    let mut ring: Vector<Point> = Vector::new();
+    for e in mat.outline().edges() {
+        // Points along each edge: the lens bends it.
+        for k in 0..24 {
+            if let Some(p) = cal.mat_to_image(e.a + (e.b - e.a) * (k as f64 / 24.0)) {
+                let (i, j) = labels.label_coords(p);
+                ring.push(Point::new(i.round() as i32, j.round() as i32));
+            }
+        }
+    }
+    let mut polys: Vector<Vector<Point>> = Vector::new();
+    polys.push(ring);
+    imgproc::fill_poly(&mut inside, &polys, Scalar::all(255.0), imgproc::LINE_8, 0, Point::new(0, 0))?;
+    Ok(inside.data_bytes()?.iter().map(|&v| v == 0).collect())
 }
 
 /// How much larger things on the pot's floor look than on the mat (they are nearer the camera).
