@@ -280,10 +280,12 @@ impl Profile {
             return None;
         }
         // Asked (`inside_alike`): the inside's colour up to the crossing, off `u` too.
-        let off_axis = |(c, v): (&[f64; 3], f64)| (0..3).map(|k| (c[k] - inside[k] - v * u[k]).powi(2)).sum::<f64>();
-        let like_inside = if !inside_alike { 1.0 } else { lin[..i].iter().zip(&q[..i]).filter(|((_, c), &v)| off_axis((c, v)) <= OFF_AXIS_MOST * OFF_AXIS_MOST * uu).count() as f64 / i as f64 };
-        if inside_alike && like_inside < 0.8 {
-            return None;
+        if inside_alike {
+            let off_axis = |c: &[f64; 3], v: f64| (0..3).map(|k| (c[k] - inside[k] - v * u[k]).powi(2)).sum::<f64>();
+            let like_inside = lin[..i].iter().zip(&q[..i]).filter(|((_, c), &v)| off_axis(c, v) <= OFF_AXIS_MOST * OFF_AXIS_MOST * uu).count() as f64 / i as f64;
+            if like_inside < 0.8 {
+                return None;
+            }
         }
         let (t0, t1) = (lin[i - 1].0, lin[i].0);
         Some(t0 + (0.5 - q[i - 1]) / (q[i] - q[i - 1]) * (t1 - t0))
