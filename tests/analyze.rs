@@ -1159,7 +1159,7 @@ fn corners_near_truth(stem: &str, most_px: f64) -> TestResult {
 }
 
 /// A frame from a fifth renderer (`r5-1080-003`, written in session 40 from domain.md alone:
-/// 1920×1080, 0.55 px/mm, the mat turned 16° in the frame): tan felt on a wooden table of nearly
+/// 1920×1080, 0.72 px/mm, the mat turned 16° in the frame): tan felt on a wooden table of nearly
 /// its own colour and lightness, so a quarter of the rough search's rays ran on over the table to
 /// the frame's edge, and the mat was refused as "cut off by the frame's edge" with all four
 /// corners in view. The sides are now fitted to the rays that stopped (`calibrate::find`), and
