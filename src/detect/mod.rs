@@ -1371,11 +1371,21 @@ fn within_set(found: &[Found], mut keep: Vec<bool>) -> Vec<bool> {
 /// Which label pixels (`lw` × `lh`, row by row) lie beyond the mat's outline.
 fn beyond_mat_mask(cal: &Calibration, mat: &crate::geometry::MatSpec, labels: &Labels, lw: i32, lh: i32) -> opencv::Result<Vec<bool>> {
     let mut inside = Mat::new_rows_cols_with_default(lh, lw, opencv::core::CV_8U, Scalar::all(0.0))?;
+    fill_outline(&mut inside, &mat.outline(), cal, labels)?;
+    Ok(inside.data_bytes()?.iter().map(|&v| v == 0).collect())
+}
+
+/// Points along each edge of a mat-frame outline where [`fill_outline`] takes it into the
+/// label image (the lens bends straight lines).
+const OUTLINE_SAMPLES: usize = 24;
+
+/// Sets to 255 the pixels of `mask` (label pixels) inside `outline` (mat mm), each of its edges
+/// taken through [`OUTLINE_SAMPLES`] points.
+fn fill_outline(mask: &mut Mat, outline: &crate::geometry::ConvexPolygon, cal: &Calibration, labels: &Labels) -> opencv::Result<()> {
     let mut ring: Vector<Point> = Vector::new();
-    for e in mat.outline().edges() {
-        // Points along each edge: the lens bends it.
-        for k in 0..24 {
-            if let Some(p) = cal.mat_to_image(e.a + (e.b - e.a) * (k as f64 / 24.0)) {
+    for e in outline.edges() {
+        for k in 0..OUTLINE_SAMPLES {
+            if let Some(p) = cal.mat_to_image(e.a + (e.b - e.a) * (k as f64 / OUTLINE_SAMPLES as f64)) {
                 let (i, j) = labels.label_coords(p);
                 ring.push(Point::new(i.round() as i32, j.round() as i32));
             }
@@ -1383,8 +1393,7 @@ fn beyond_mat_mask(cal: &Calibration, mat: &crate::geometry::MatSpec, labels: &L
     }
     let mut polys: Vector<Vector<Point>> = Vector::new();
     polys.push(ring);
-    imgproc::fill_poly(&mut inside, &polys, Scalar::all(255.0), imgproc::LINE_8, 0, Point::new(0, 0))?;
-    Ok(inside.data_bytes()?.iter().map(|&v| v == 0).collect())
+    imgproc::fill_poly(mask, &polys, Scalar::all(255.0), imgproc::LINE_8, 0, Point::new(0, 0))
 }
 
 /// How much larger things on the pot's floor look than on the mat (they are nearer the camera).

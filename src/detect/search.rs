@@ -26,7 +26,7 @@ use super::{px_per_mm, Found, Labels, Masks};
 use crate::calibrate::Calibration;
 use crate::geometry::{MatPoint, MatSpec, PixelPoint};
 use crate::report::position::{Colour, NominalDiameters};
-use opencv::core::{Mat, Point, Rect, Scalar, Size, Vector, CV_32F};
+use opencv::core::{Mat, Point, Rect, Scalar, Size, CV_32F};
 use opencv::imgproc;
 use opencv::prelude::*;
 use rayon::prelude::*;
@@ -60,8 +60,8 @@ const EDGE_INSET_MM: f64 = 3.0;
 /// ... and off a band this wide (mm) along each baseline's middle (lines are 2–6 mm wide, and
 /// blurred).
 const LINE_BAND_MM: f64 = 12.0;
-/// Points along each edge or baseline where it is drawn into the felt's mask (the lens bends
-/// straight lines).
+/// Points along each baseline where it is drawn out of the felt's mask (the lens bends straight
+/// lines; the mat's edges are drawn into it by [`super::fill_outline`]).
 const EDGE_SAMPLES: usize = 24;
 /// The pot, its wall and its shadow: this far (mm) from its centre is not felt.
 const POT_CLEAR_MM: f64 = 60.0;
@@ -110,15 +110,7 @@ pub(super) fn felt_hued(image: &impl opencv::core::ToInputArray, lab8: &Lab8, la
     let mut felt_mask = Mat::new_rows_cols_with_default(lh, lw, opencv::core::CV_8U, Scalar::all(0.0))?;
     // 255 where felt (a byte's full scale, for the block means below).
     if let Some(inner) = mat.outline().inset(EDGE_INSET_MM) {
-        let mut ring: Vector<Point> = Vector::new();
-        for e in inner.edges() {
-            for k in 0..EDGE_SAMPLES {
-                ring.extend(to_label(e.a + (e.b - e.a) * (k as f64 / EDGE_SAMPLES as f64)));
-            }
-        }
-        let mut polys: Vector<Vector<Point>> = Vector::new();
-        polys.push(ring);
-        imgproc::fill_poly(&mut felt_mask, &polys, Scalar::all(255.0), imgproc::LINE_8, 0, Point::new(0, 0))?;
+        super::fill_outline(&mut felt_mask, &inner, cal, labels)?;
     }
     let line_px = ((LINE_BAND_MM * ppm / s).ceil() as i32).max(1);
     for b in mat.baselines() {
