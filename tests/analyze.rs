@@ -1201,6 +1201,31 @@ fn green_winks_are_found_on_a_grey_mat_on_a_green_table() -> TestResult {
     all_found_and_no_other("r5-720-003", "green", 6, 6.0)
 }
 
+/// The same renderer's `r5-1080-038` (0.83 px/mm): green winks on green felt of its own hue, but
+/// darker and purer plastic, so that they lie on the felt's line of shades, 1–2 CIE a*b* units off
+/// it, where the colour search does not look (`detect::search`). None of them was found, and green
+/// counted four winks potted. Their rims are circles of a wink's size in the lightness, looked for
+/// there (`search::circles`), and a wink measured on one is kept when its face is darker than the
+/// felt round it and as coloured (`search::stands_out_by_lightness`): the two unplayed behind
+/// their baseline, the one off and the one in play seen whole are found within 2 px at their
+/// sizes and states (a small one half under another green is still missed), and no green wink
+/// where none lies.
+#[test]
+fn green_winks_of_the_felts_hue_are_found_by_their_outlines() -> TestResult {
+    let (got, truth) = analyze_other_renderers("r5-1080-038")?;
+    let found: Vec<&Value> = got["winks"].as_array().ok_or("winks")?.iter().filter(|g| g["colour"] == "green" && g["state"] != "potted").collect();
+    let truly: Vec<&Value> = truth["winks"].as_array().ok_or("truth winks")?.iter().filter(|t| t["colour"] == "green" && t["state"] != "potted").collect();
+    for id in ["w8", "w9", "w19", "w24"] {
+        let t = truly.iter().find(|t| t["id"] == id).ok_or(id)?;
+        let g = found.iter().find(|g| near_px(g, t, 2.0)).ok_or_else(|| format!("{id} not found"))?;
+        assert_eq!((&g["size"], &g["state"]), (&t["size"], &t["state"]), "{id}");
+    }
+    for g in &found {
+        assert!(truly.iter().any(|t| near_px(g, t, 2.0)), "a green wink where none lies: {g}");
+    }
+    Ok(())
+}
+
 /// Analyses the fifth renderer's frame `stem` and asserts that each of its `count` winks of
 /// `colour` not potted is found within `within_px` pixels, and no wink of that colour where none
 /// lies.

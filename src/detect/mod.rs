@@ -509,15 +509,18 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
     // Winks of the felt's own colour of which the model took no pixel: looked for by their shape,
     // measured as any other.
     let painted = spec.mat.with_painted(cal.mat.painted_offsets_mm);
+    let full = Mat::roi(bgr, Rect::new(x0, y0, x1 - x0, y1 - y0))?;
     let hidden = match &small {
-        Some(m) => search::felt_hued(m, &lab8, &labels, &masks, &model, cal, &painted, &nominal, &found)?,
-        None => search::felt_hued(&Mat::roi(bgr, Rect::new(x0, y0, x1 - x0, y1 - y0))?, &lab8, &labels, &masks, &model, cal, &painted, &nominal, &found)?,
+        Some(m) => search::felt_hued(m, (&full, (x0, y0)), &lab8, &labels, &masks, &model, cal, &painted, &nominal, &found)?,
+        None => search::felt_hued(&full, (&full, (x0, y0)), &lab8, &labels, &masks, &model, cal, &painted, &nominal, &found)?,
     };
     if !hidden.is_empty() {
         let extra: Vec<Found> = hidden
             .par_iter()
-            .filter_map(|&(c, p, r)| measure(&view, cal, &model, c, p, r, &nominal, &Hint::default()).filter(|f| f.centre_px.distance(p) < SEARCH_MOVE_SHARE * r))
-            .filter(|f| search::stands_out(&view, &model, f))
+            .filter_map(|h| {
+                let f = measure(&view, cal, &model, h.colour, h.at, h.radius_px, &nominal, &Hint::default()).filter(|f| f.centre_px.distance(h.at) < SEARCH_MOVE_SHARE * h.radius_px)?;
+                (search::stands_out(&view, &model, &f) || (h.outlined && search::stands_out_by_lightness(&view, &model, &f))).then_some(f)
+            })
             .collect();
         found.extend(extra);
         dedupe(&mut found);
