@@ -834,17 +834,24 @@ fn analyze_finds_green_winks_duller_than_the_green_felt_they_lie_on() -> TestRes
 /// bright green felt): their faces lie 7–11 CIE a*b* units from it, 9–13° of hue off, where
 /// single felt pixels scatter 3.7 units, so the colour model (which asks a wink pixel to lie four
 /// of those from the felt) takes none of their pixels. Averaged over a face, the felt's scatter
-/// falls tenfold: looked for by their shape (`detect::search`), four of the six are found (at
-/// least three asserted; before, none), with no green wink where none lies and green not
-/// potted out.
+/// falls tenfold: looked for by their shape (`detect::search`), four of the six were found
+/// (session 38; before, none), and the other two by their outlines, circles in the lightness
+/// (session 41, `search::circles`): all six are found within a small wink's radius, with no
+/// green wink where none lies and green's counts the truth's. (Their sizes are not asserted:
+/// four of the six are read at the other size, one of the four found before: the two found by
+/// their outlines, and a large wink whose place in the set's two large went to one of them.)
 #[test]
 fn analyze_finds_green_winks_no_pixel_of_which_tells_them_from_the_felt() -> TestResult {
     let (got, truth) = analyze_other_renderers("alt36-1047")?;
     let (ppm, found, greens) = winks_found_where_they_lie(&got, &truth, "green", 11.0)?;
-    let hit = greens.iter().filter(|t| found.iter().any(|g| g["colour"] == "green" && near_px(g, t, 4.0 * ppm))).count();
-    println!("green winks found: {hit} of {}", greens.len());
-    assert!(hit >= 3, "{hit} of {} green winks found: {found:?}", greens.len());
-    assert!(got["counts"]["green"]["potted"].as_u64().is_some_and(|n| n < 6), "green potted out: {}", got["counts"]);
+    assert_eq!(greens.len(), 6);
+    for t in &greens {
+        assert!(found.iter().any(|g| g["colour"] == "green" && near_px(g, t, 8.0 * ppm)), "{} not found: {found:?}", t["id"]);
+    }
+    for state in ["unplayed", "in_play", "off", "potted"] {
+        let truly = truth["winks"].as_array().ok_or("truth winks")?.iter().filter(|t| t["colour"] == "green" && t["state"] == state).count();
+        assert_eq!(got["counts"]["green"][state].as_u64(), Some(truly as u64), "green {state}: {}", got["counts"]);
+    }
     assert!(!got["flags"].as_array().ok_or("flags")?.iter().any(|f| f["kind"] == "pot_out"), "a pot-out flagged: {}", got["flags"]);
     Ok(())
 }
