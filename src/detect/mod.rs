@@ -511,8 +511,8 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
     let painted = spec.mat.with_painted(cal.mat.painted_offsets_mm);
     let full = Mat::roi(bgr, Rect::new(x0, y0, x1 - x0, y1 - y0))?;
     let hidden = match &small {
-        Some(m) => search::felt_hued(m, (&full, (x0, y0)), &lab8, &labels, &masks, &model, cal, &painted, &nominal, &found)?,
-        None => search::felt_hued(&full, (&full, (x0, y0)), &lab8, &labels, &masks, &model, cal, &painted, &nominal, &found)?,
+        Some(m) => search::felt_hued(m, &full, &lab8, &labels, &masks, &model, cal, &painted, &nominal, &found)?,
+        None => search::felt_hued(&full, &full, &lab8, &labels, &masks, &model, cal, &painted, &nominal, &found)?,
     };
     if !hidden.is_empty() {
         let extra: Vec<Found> = hidden

@@ -113,13 +113,13 @@ pub(super) struct Hidden {
 }
 
 /// Where winks of the felt's own colour may lie unseen by the colour model, looked for in the
-/// label image `image` and, by their outlines, in `frame` (the same region at full resolution,
-/// and its top left corner in the frame): most standing out first, at most two for each wink of
+/// label image `image` and, by their outlines, in `frame` (the same region at full resolution):
+/// most standing out first, at most two for each wink of
 /// that colour not found off the felt's line and [`CIRCLES_A_MISSING`] by their outlines. Empty
 /// unless the felt's hue is green's or blue's, fewer than six of that colour are among `found`,
 /// and a small wink is [`MIN_SMALL_RADIUS_PX`] in radius or more.
 #[allow(clippy::too_many_arguments)]
-pub(super) fn felt_hued(image: &impl opencv::core::ToInputArray, frame: (&impl opencv::core::ToInputArray, (i32, i32)), lab8: &Lab8, labels: &Labels, masks: &Masks, model: &ColourModel, cal: &Calibration, mat: &MatSpec, nominal: &NominalDiameters, found: &[Found]) -> opencv::Result<Vec<Hidden>> {
+pub(super) fn felt_hued(image: &impl opencv::core::ToInputArray, frame: &impl opencv::core::ToInputArray, lab8: &Lab8, labels: &Labels, masks: &Masks, model: &ColourModel, cal: &Calibration, mat: &MatSpec, nominal: &NominalDiameters, found: &[Found]) -> opencv::Result<Vec<Hidden>> {
     let felt = model.felt;
     if felt.chroma() < MIN_FELT_CHROMA {
         return Ok(Vec::new());
@@ -281,17 +281,16 @@ pub(super) fn felt_hued(image: &impl opencv::core::ToInputArray, frame: (&impl o
     Ok(out)
 }
 
-/// Circles of a wink's size in the lightness of `frame` (a region at full resolution and its top
-/// left corner in the frame) whose middles lie on the felt (`felt`, a label image: non-zero where
+/// Circles of a wink's size in the lightness of `frame` (the label image's region at full
+/// resolution) whose middles lie on the felt (`felt`, a label image: non-zero where
 /// felt), most voted first: middles and radii in the frame, pixels. The region is scaled so that a
 /// small wink ([`CIRCLE_SMALL_RADIUS_PX`]; `r_small` in the frame) is enough pixels across, all
 /// but the felt is set to the felt's mean (the table, the lines and the winks found draw no
 /// circles), and the edges are taken above the felt's own texture ([`CIRCLE_EDGE_TEXTURES`]).
-fn circles(frame: (&impl opencv::core::ToInputArray, (i32, i32)), felt: &Mat, labels: &Labels, r_small: f64, nominal: &NominalDiameters) -> opencv::Result<Vec<(PixelPoint, f64)>> {
-    let (region, (x0, y0)) = frame;
+fn circles(frame: &impl opencv::core::ToInputArray, felt: &Mat, labels: &Labels, r_small: f64, nominal: &NominalDiameters) -> opencv::Result<Vec<(PixelPoint, f64)>> {
     let f = CIRCLE_SMALL_RADIUS_PX / r_small.max(1e-6);
     let mut grey = Mat::default();
-    imgproc::cvt_color_def(region, &mut grey, imgproc::COLOR_BGR2GRAY)?;
+    imgproc::cvt_color_def(frame, &mut grey, imgproc::COLOR_BGR2GRAY)?;
     let mut scaled = Mat::default();
     imgproc::resize(&grey, &mut scaled, Size::new(0, 0), f, f, if f < 1.0 { imgproc::INTER_AREA } else { imgproc::INTER_LINEAR })?;
     if scaled.rows() < 8 || scaled.cols() < 8 {
@@ -312,18 +311,19 @@ fn circles(frame: (&impl opencv::core::ToInputArray, (i32, i32)), felt: &Mat, la
     let (mut gx, mut gy) = (Mat::default(), Mat::default());
     imgproc::sobel_def(&smooth, &mut gx, CV_32F, 1, 0)?;
     imgproc::sobel_def(&smooth, &mut gy, CV_32F, 0, 1)?;
-    let (mut ax, mut ay, mut l1) = (Mat::default(), Mat::default(), Mat::default());
-    opencv::core::absdiff(&gx, &Scalar::all(0.0), &mut ax)?;
-    opencv::core::absdiff(&gy, &Scalar::all(0.0), &mut ay)?;
-    opencv::core::add_def(&ax, &ay, &mut l1)?;
-    let texture = opencv::core::mean(&l1, &on_felt)?[0];
+    let mean_abs = |g: &Mat| -> opencv::Result<f64> {
+        let mut a = Mat::default();
+        opencv::core::absdiff(g, &Scalar::all(0.0), &mut a)?;
+        Ok(opencv::core::mean(&a, &on_felt)?[0])
+    };
+    let texture = mean_abs(&gx)? + mean_abs(&gy)?;
     let (rs, rl) = (CIRCLE_SMALL_RADIUS_PX, CIRCLE_SMALL_RADIUS_PX * nominal.large_mm / nominal.small_mm);
     let mut found = opencv::core::Vector::<opencv::core::Vec3f>::new();
     let edge = CIRCLE_EDGE_MIN.max(CIRCLE_EDGE_TEXTURES * texture);
     imgproc::hough_circles(&smooth, &mut found, imgproc::HOUGH_GRADIENT, 1.0, 1.2 * rs, edge, CIRCLE_VOTES, (0.8 * rs).floor() as i32, (1.15 * rl).ceil() as i32)?;
     let mut out = Vec::new();
     for c in found.iter() {
-        let at = PixelPoint::new(x0 as f64 + (c[0] as f64 + 0.5) / f - 0.5, y0 as f64 + (c[1] as f64 + 0.5) / f - 0.5);
+        let at = PixelPoint::new(labels.x0 as f64 + (c[0] as f64 + 0.5) / f - 0.5, labels.y0 as f64 + (c[1] as f64 + 0.5) / f - 0.5);
         let (i, j) = labels.label_coords(at);
         let (i, j) = (i.round() as i32, j.round() as i32);
         if i >= 0 && j >= 0 && i < felt.cols() && j < felt.rows() && *felt.at_2d::<u8>(j, i)? != 0 {
@@ -456,7 +456,7 @@ mod tests {
         let model = ColourModel::new(felt, None);
         let labels = Labels { x0: 0, y0: 0, scale: 1 };
         let masks = Masks { width: w, bufs: vec![vec![0u8; (w * h) as usize]; 4], bbox: [None; 4], written: None, tiles: 0 };
-        let found = felt_hued(&blurred, (&blurred, (0, 0)), &lab8, &labels, &masks, &model, &cal, &MatSpec::STANDARD, &NominalDiameters::STANDARD, &[])?;
+        let found = felt_hued(&blurred, &blurred, &lab8, &labels, &masks, &model, &cal, &MatSpec::STANDARD, &NominalDiameters::STANDARD, &[])?;
         // By their colour off the felt's line (a crisp disc of shade has a wink's outline, and
         // is left to the outline's own check, [`stands_out_by_lightness`]).
         let by_colour: Vec<&Hidden> = found.iter().filter(|h| !h.outlined).collect();
@@ -495,7 +495,7 @@ mod tests {
         let model = ColourModel::new(felt, None);
         let labels = Labels { x0: 0, y0: 0, scale: 1 };
         let masks = Masks { width: w, bufs: vec![vec![0u8; (w * h) as usize]; 4], bbox: [None; 4], written: None, tiles: 0 };
-        let found = felt_hued(&blurred, (&blurred, (0, 0)), &lab8, &labels, &masks, &model, &cal, &MatSpec::STANDARD, &NominalDiameters::STANDARD, &[])?;
+        let found = felt_hued(&blurred, &blurred, &lab8, &labels, &masks, &model, &cal, &MatSpec::STANDARD, &NominalDiameters::STANDARD, &[])?;
         let at: Vec<(f64, f64, bool)> = found.iter().map(|h| (h.at.x, h.at.y, h.outlined)).collect();
         let near_wink: Vec<&Hidden> = found.iter().filter(|h| h.at.distance(PixelPoint::new(wink.x as f64, wink.y as f64)) < 3.0).collect();
         assert!(near_wink.iter().any(|h| h.outlined && h.colour == Colour::Green), "{at:?}");
