@@ -298,7 +298,8 @@ fn circles(frame: &impl opencv::core::ToInputArray, felt: &Mat, labels: &Labels,
     }
     let mut on_felt = Mat::default();
     imgproc::resize(felt, &mut on_felt, scaled.size()?, 0.0, 0.0, imgproc::INTER_NEAREST)?;
-    if opencv::core::count_non_zero(&on_felt)? < 100 {
+    let felt_pixels = opencv::core::count_non_zero(&on_felt)?;
+    if felt_pixels < 100 {
         return Ok(Vec::new());
     }
     let mean = opencv::core::mean(&scaled, &on_felt)?;
@@ -309,14 +310,9 @@ fn circles(frame: &impl opencv::core::ToInputArray, felt: &Mat, labels: &Labels,
     imgproc::gaussian_blur_def(&scaled, &mut smooth, Size::new(0, 0), 1.0)?;
     // The felt's own texture: its mean L1 gradient, as Canny's.
     let (mut gx, mut gy) = (Mat::default(), Mat::default());
-    imgproc::sobel_def(&smooth, &mut gx, CV_32F, 1, 0)?;
-    imgproc::sobel_def(&smooth, &mut gy, CV_32F, 0, 1)?;
-    let mean_abs = |g: &Mat| -> opencv::Result<f64> {
-        let mut a = Mat::default();
-        opencv::core::absdiff(g, &Scalar::all(0.0), &mut a)?;
-        Ok(opencv::core::mean(&a, &on_felt)?[0])
-    };
-    let texture = mean_abs(&gx)? + mean_abs(&gy)?;
+    imgproc::sobel_def(&smooth, &mut gx, opencv::core::CV_16S, 1, 0)?;
+    imgproc::sobel_def(&smooth, &mut gy, opencv::core::CV_16S, 0, 1)?;
+    let texture = (opencv::core::norm(&gx, opencv::core::NORM_L1, &on_felt)? + opencv::core::norm(&gy, opencv::core::NORM_L1, &on_felt)?) / felt_pixels as f64;
     let (rs, rl) = (CIRCLE_SMALL_RADIUS_PX, CIRCLE_SMALL_RADIUS_PX * nominal.large_mm / nominal.small_mm);
     let mut found = opencv::core::Vector::<opencv::core::Vec3f>::new();
     let edge = CIRCLE_EDGE_MIN.max(CIRCLE_EDGE_TEXTURES * texture);
