@@ -1233,6 +1233,28 @@ fn green_winks_of_the_felts_hue_are_found_by_their_outlines() -> TestResult {
     Ok(())
 }
 
+/// The same renderer's `r5-1080-004` (1 px/mm): a large blue wink 31% seen beside the large
+/// green one on it, its colour a crescent at most 5 px thick, too thin for the distance
+/// transform's circles (`detect::hypotheses`), so it was not found, no squop was read and blue
+/// counted a wink potted. The circle through the crescent's outer arc (`detect::crescent`),
+/// measured where it reaches under a wink of another colour, finds it within 2 px, at its size,
+/// with the green squopping it; blue's counts then add up without one inferred potted.
+#[test]
+fn a_wink_mostly_under_another_of_another_colour_is_found_by_its_crescent() -> TestResult {
+    let (got, truth) = analyze_other_renderers("r5-1080-004")?;
+    let winks = got["winks"].as_array().ok_or("winks")?;
+    let truly = truth["winks"].as_array().ok_or("truth winks")?;
+    let t = |id: &str| truly.iter().find(|t| t["id"] == id).ok_or(format!("truth {id}"));
+    let (t_lower, t_upper) = (t("w13")?, t("w14")?);
+    let lower = winks.iter().find(|g| g["colour"] == "blue" && near_px(g, t_lower, 2.0)).ok_or("the blue wink under the green not found")?;
+    let upper = winks.iter().find(|g| g["colour"] == "green" && near_px(g, t_upper, 2.0)).ok_or("the green wink on it not found")?;
+    assert_eq!(lower["size"], "large");
+    let squops = got["squops"].as_array().ok_or("squops")?;
+    assert!(squops.iter().any(|s| s["upper"] == upper["id"] && s["lower"] == lower["id"]), "no squop green over blue: {squops:?}");
+    assert_eq!(got["counts"]["blue"]["potted"], truth["counts"]["blue"]["potted"], "{}", got["counts"]);
+    Ok(())
+}
+
 /// Analyses the fifth renderer's frame `stem` and asserts that each of its `count` winks of
 /// `colour` not potted is found within `within_px` pixels, and no wink of that colour where none
 /// lies.

@@ -144,6 +144,9 @@ pub struct Found {
     pub rays_from: (PixelPoint, f64),
     /// Its footprint centre is its picture's (a free wink's, [`template`]), not the outline fit's.
     pub pictured: bool,
+    /// Found from a crescent of its colour beside another wink ([`crescent`]): the crescent's
+    /// outer arc alone places it.
+    pub crescent: bool,
 }
 
 /// One squop as detected.
@@ -458,7 +461,7 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
     let s = scale as f64;
     // `strict`: the regions are the faint model's, and only those in which the strict model saw
     // too little of the colour for a region of its own count.
-    let colour_hypotheses = |k: usize, masks: &Masks, strict: Option<&Masks>| -> opencv::Result<Vec<(Colour, PixelPoint, f64)>> {
+    let colour_hypotheses = |k: usize, masks: &Masks, strict: Option<&Masks>| -> opencv::Result<Vec<Hypothesis>> {
         let mut out = Vec::new();
         let Some(bb) = masks.bbox[k] else { return Ok(out) };
         let mask = Mat::new_rows_cols_with_data(lh, lw, masks.bufs[k].as_slice())?;
@@ -482,21 +485,34 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
                     continue;
                 }
             }
-            for hyp in hypotheses(&contour, bb, s, (r_small, nominal.large_mm / 2.0 * ppm / s))? {
-                out.push((Colour::ALL[k], labels.to_frame(hyp.0, hyp.1), hyp.2 * s));
+            let radii = (r_small, nominal.large_mm / 2.0 * ppm / s);
+            let circles = hypotheses(&contour, bb, s, radii)?;
+            let thin = circles.is_empty() && strict.is_none();
+            for hyp in circles.into_iter().chain(if thin { crescent(&contour, radii)? } else { None }) {
+                out.push(Hypothesis { colour: Colour::ALL[k], at: labels.to_frame(hyp.0, hyp.1), radius_px: hyp.2 * s, crescent: thin });
             }
         }
         Ok(out)
     };
-    let mut todo: Vec<(Colour, PixelPoint, f64)> = (0..4).into_par_iter().map(|k| colour_hypotheses(k, &masks, None)).collect::<opencv::Result<Vec<_>>>()?.concat();
+    let mut todo: Vec<Hypothesis> = (0..4).into_par_iter().map(|k| colour_hypotheses(k, &masks, None)).collect::<opencv::Result<Vec<_>>>()?.concat();
     if let Some(faint) = &faint_masks {
         let extra = (0..4).into_par_iter().map(|k| colour_hypotheses(k, faint, Some(&masks))).collect::<opencv::Result<Vec<_>>>()?.concat();
         todo.extend(extra);
     }
-    // Each hypothesis measured on its own: in parallel.
+    let (crescents, todo): (Vec<Hypothesis>, Vec<Hypothesis>) = todo.into_iter().partition(|h| h.crescent);
+    // Each hypothesis measured on its own: in parallel. Crescents are measured where they reach
+    // under a wink of another colour found ([`CRESCENT_UNDER_SHARE`]), and kept where the wink
+    // measured does: elsewhere a thin region is a wink's blurred rim, the felt's edge or a hand's.
     let measure_all = |model: &ColourModel| {
-        let mut found: Vec<Found> = todo.par_iter().filter_map(|&(colour, c_px, r_px)| measure(&view, cal, model, colour, c_px, r_px, &nominal, &Hint::default())).collect();
+        let measure_one = |h: &Hypothesis| measure(&view, cal, model, h.colour, h.at, h.radius_px, &nominal, &Hint::default());
+        let mut found: Vec<Found> = todo.par_iter().filter_map(measure_one).collect();
         dedupe(&mut found);
+        let under = |colour: Colour, at: PixelPoint| found.iter().any(|f| f.colour != colour && f.centre_px.distance(at) < CRESCENT_UNDER_SHARE * f.radius_px && f.centre_px.distance(at) >= CRESCENT_OFFSET_SHARE * f.radius_px);
+        let lowers: Vec<Found> = crescents.par_iter().filter(|h| under(h.colour, h.at)).filter_map(measure_one).filter(|f| under(f.colour, f.centre_px) && f.rms_mm * f.radius_px / (nominal.of(f.size) / 2.0) <= CRESCENT_MAX_FIT_RMS_PX).map(|f| Found { crescent: true, ..f }).collect();
+        if !lowers.is_empty() {
+            found.extend(lowers);
+            dedupe(&mut found);
+        }
         found
     };
     let mut found = measure_all(&model);
@@ -540,7 +556,7 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
             .par_iter()
             .map(|f| {
                 let hint = Hint { fitted: true, ..Hint::default() };
-                fit_edges(cal, &model, f.colour, f.rays_from.0, f.rays_from.1, f.edges.clone(), &nominal, &hint).unwrap_or_else(|| f.clone())
+                fit_edges(cal, &model, f.colour, f.rays_from.0, f.rays_from.1, f.edges.clone(), &nominal, &hint).map_or_else(|| f.clone(), |g| Found { crescent: f.crescent, ..g })
             })
             .collect();
         dedupe(&mut found);
@@ -655,6 +671,7 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
                     rays_from: (c, hr * s),
                     inlier: Vec::new(),
                     pictured: false,
+                    crescent: false,
                 });
             }
         }
@@ -1324,7 +1341,7 @@ fn sizes_within_set(view: &LinearView<'_>, cal: &Calibration, model: &ColourMode
                 let f = &found[i];
                 let hint = Hint { size: Some(to), fitted: true, ..Hint::default() };
                 if let Some(g) = measure(view, cal, model, colour, f.centre_px, f.radius_px, nominal, &hint) {
-                    found[i] = Found { large_preference: f.large_preference, ..g };
+                    found[i] = Found { large_preference: f.large_preference, crescent: f.crescent, ..g };
                 }
             }
         }
@@ -1430,6 +1447,31 @@ fn labelled_area(r: f64, scale: f64) -> f64 {
     std::f64::consts::PI * labelled_radius(r, scale).powi(2)
 }
 
+/// Where a wink may be, from a region of its colour ([`hypotheses`], [`crescent`]).
+#[derive(Debug, Clone, Copy)]
+struct Hypothesis {
+    colour: Colour,
+    /// Centre in the frame, pixels.
+    at: PixelPoint,
+    radius_px: f64,
+    /// From a region too thin for a circle: a wink mostly under another, or not a wink.
+    crescent: bool,
+}
+
+/// A crescent's circle ([`crescent`]) is taken when its radius lies within these shares of a
+/// small and a large wink's.
+const CRESCENT_RADII: (f64, f64) = (0.6, 1.4);
+/// ... and its middle lies within this share of another colour's wink's radius of that wink's
+/// middle: a wink less than half seen has its middle covered.
+const CRESCENT_UNDER_SHARE: f64 = 1.0;
+/// ... but at least this share of it away: the blend of a wink's rim with the felt round it can
+/// read as a thin ring of another colour, whose circle is the wink's own.
+const CRESCENT_OFFSET_SHARE: f64 = 0.3;
+/// A wink measured from a crescent is kept when its outline's fit is at least this close (RMS,
+/// pixels; half of [`MAX_FIT_RMS_PX`]): its outer arc, a quarter to a half of its rim, is all that
+/// places it, and an arc fitted loosely places its middle anywhere along the upper's.
+const CRESCENT_MAX_FIT_RMS_PX: f64 = 0.45;
+
 /// Circle hypotheses (label x, label y, radius in label px) in one filled region: repeatedly the
 /// distance transform's highest point not yet covered by an earlier circle.
 fn hypotheses(contour: &Vector<Point>, bb: Rect, scale: f64, (r_small, r_large): (f64, f64)) -> opencv::Result<Vec<(f64, f64, f64)>> {
@@ -1490,6 +1532,20 @@ fn hypotheses(contour: &Vector<Point>, bb: Rect, scale: f64, (r_small, r_large):
         out.push((cx + (bb.x - pad) as f64, cy + (bb.y - pad) as f64, r));
     }
     Ok(out)
+}
+
+/// A region too thin for [`hypotheses`]' circles, as a wink mostly under another of another
+/// colour leaves (a crescent): the circle through its convex hull, whose points all lie on the
+/// crescent's outer arc, the lower wink's own rim (the arc's two tips included, where the upper's
+/// rim crosses it). Label x, label y and the nearer nominal radius (label px), when the circle is
+/// of about a wink's size.
+fn crescent(contour: &Vector<Point>, (r_small, r_large): (f64, f64)) -> opencv::Result<Option<(f64, f64, f64)>> {
+    let mut hull = Vector::<Point>::new();
+    imgproc::convex_hull(contour, &mut hull, false, true)?;
+    let pts: Vec<PixelPoint> = hull.iter().map(|p| PixelPoint::new(p.x as f64, p.y as f64)).collect();
+    Ok(crate::geometry::plane::fit_circle(&pts).and_then(|(c, r)| {
+        (r >= CRESCENT_RADII.0 * r_small && r <= CRESCENT_RADII.1 * r_large).then_some((c.x, c.y, if r >= 0.5 * (r_small + r_large) { r_large } else { r_small }))
+    }))
 }
 
 /// What is already known about a wink when it is measured again.
@@ -1647,6 +1703,7 @@ fn fit_edges(cal: &Calibration, model: &ColourModel, colour: Colour, c_px: Pixel
         inlier,
         rays_from: (c_px, r_px),
         pictured: false,
+        crescent: false,
     })
 }
 
@@ -1982,6 +2039,27 @@ mod tests {
     }
 
     #[test]
+    fn a_wink_mostly_under_another_is_the_circle_through_its_crescents_outer_arc() {
+        // Label pixels as at 1080p: small winks 7.3 px in radius, large 10.
+        let (r_small, r_large) = (7.3, 10.0);
+        // A large wink at (30, 30) under another large one 4 px across it: a crescent 4 px thick
+        // at most, too thin for the distance transform's circles.
+        let mut mask = Mat::new_rows_cols_with_default(60, 60, opencv::core::CV_8UC1, Scalar::all(0.0)).expect("mask");
+        imgproc::circle(&mut mask, Point::new(30, 30), 10, Scalar::all(255.0), imgproc::FILLED, imgproc::LINE_8, 0).expect("lower");
+        imgproc::circle(&mut mask, Point::new(30, 26), 10, Scalar::all(0.0), imgproc::FILLED, imgproc::LINE_8, 0).expect("upper");
+        let lower = external_contours(&mask, Rect::new(0, 0, 60, 60)).expect("contours").get(0).expect("one region");
+        let bb = imgproc::bounding_rect(&lower).expect("box");
+        assert!(hypotheses(&lower, bb, 1.0, (r_small, r_large)).expect("hypotheses").is_empty());
+        let (x, y, r) = crescent(&lower, (r_small, r_large)).expect("hull").expect("a circle");
+        assert!((x - 30.0).abs() < 1.0 && (y - 30.0).abs() < 1.5 && r == r_large, "({x}, {y}) r {r}");
+        // A thin straight strip (a line, a hand's edge) is no wink's arc.
+        let mut strip = Mat::new_rows_cols_with_default(60, 60, opencv::core::CV_8UC1, Scalar::all(0.0)).expect("mask");
+        imgproc::rectangle(&mut strip, Rect::new(10, 28, 30, 3), Scalar::all(255.0), imgproc::FILLED, imgproc::LINE_8, 0).expect("strip");
+        let strip = external_contours(&strip, Rect::new(0, 0, 60, 60)).expect("contours").get(0).expect("one region");
+        assert_eq!(crescent(&strip, (r_small, r_large)).expect("hull"), None);
+    }
+
+    #[test]
     fn two_winks_of_one_colour_nearly_on_one_another_in_the_pot_are_two_while_the_colour_has_winks_unfound() {
         // Label pixels as at 1080p in the pot: small winks 6.5 px in radius, large 9 px.
         let (r_small, r_large) = (6.5, 9.0);
@@ -2046,6 +2124,7 @@ mod tests {
             inlier: Vec::new(),
             rays_from: (PixelPoint::new(0.0, 0.0), 8.0),
             pictured: false,
+            crescent: false,
         }
     }
 

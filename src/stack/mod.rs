@@ -498,6 +498,11 @@ pub fn stack(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, nomi
             return None;
         }
         let f = &first[i];
+        // A wink found from a crescent shows only its outer arc, whose ends lie against the
+        // upper's outline: without the points within it, too few are left to place it.
+        if f.crescent {
+            return None;
+        }
         let same_colour = neighbours_of_colour(cal, &first, i);
         let hint = Hint { rest: Some(f.rest), size, others, same_colour, fitted: true };
         measure(view, cal, model, f.colour, f.centre_px, f.radius_px, nominal, &hint)
