@@ -435,12 +435,24 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
     let mut potted = Vec::new();
     // The pot-coloured pixels in its opening: (index in the pot's box, colour).
     let mut pot_coloured: Vec<(usize, Lab)> = Vec::new();
+    // The felt's colour in the pot's opening is a wink's, where no felt shows: the model takes a
+    // green wink on green felt for felt. (Warm felts, tan and beige, share yellow's and red's
+    // hues with a pot's floor in their light; as in `search::felt_hued`, green and blue only.)
+    let felt_winks = (model.felt.chroma() >= MIN_POT_CHROMA)
+        .then(|| model.nearest_hue(model.felt.hue_deg()))
+        .flatten()
+        .filter(|&c| matches!(c, Colour::Green | Colour::Blue) && pot_colour != Some(c));
+    let felt_wink_in_pot = |i: i32, j: i32| -> Option<usize> {
+        let colour = felt_winks?;
+        let c = lab_px(i, j);
+        (model.nearest_hue(c.hue_deg()) == Some(colour) && c.chroma() >= POT_FELT_CHROMA_SHARE * model.felt.chroma()).then(|| colour_index(colour))
+    };
     if let Some(pb) = pot_bbox {
         potted = vec![vec![0u8; (pb.width * pb.height) as usize]; 4];
         for j in pb.y..pb.y + pb.height {
             for i in pb.x..pb.x + pb.width {
-                let Some(k) = lut.class(region.bgr(i as usize, j as usize)) else { continue };
                 let p = labels_geom.to_frame(i as f64, j as f64);
+                let Some(k) = lut.class(region.bgr(i as usize, j as usize)).or_else(|| inside_convex(&pot_opening, p).then(|| felt_wink_in_pot(i, j)).flatten()) else { continue };
                 if inside_convex(&pot_opening, p) {
                     let at = ((j - pb.y) * pb.width + i - pb.x) as usize;
                     if pot_colour != Some(Colour::ALL[k]) {
@@ -875,6 +887,11 @@ fn median_lab(v: &[Lab]) -> Option<Lab> {
     let pick = |f: fn(&Lab) -> f64| *v.iter().map(f).collect::<Vec<f64>>().select_nth_unstable_by(mid, f64::total_cmp).1;
     Some(Lab { l: pick(|c| c.l), a: pick(|c| c.a), b: pick(|c| c.b) })
 }
+
+/// A pixel in the pot's opening of the felt's hue is taken for a wink of the felt's colour when
+/// its chroma is at least this share of the felt's (the pot's floor and walls in the felt's light
+/// are greyer).
+const POT_FELT_CHROMA_SHARE: f64 = 0.5;
 
 /// Whether a pixel of the pot's colour in the pot is a wink's: nearer the colour's winks' faces
 /// on the mat (`face`) than the pot (`pot`: its rim's median colour and spread); with no face to
