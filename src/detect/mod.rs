@@ -452,8 +452,9 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
         for j in pb.y..pb.y + pb.height {
             for i in pb.x..pb.x + pb.width {
                 let p = labels_geom.to_frame(i as f64, j as f64);
-                let Some(k) = lut.class(region.bgr(i as usize, j as usize)).or_else(|| inside_convex(&pot_opening, p).then(|| felt_wink_in_pot(i, j)).flatten()) else { continue };
-                if inside_convex(&pot_opening, p) {
+                let in_opening = inside_convex(&pot_opening, p);
+                let Some(k) = lut.class(region.bgr(i as usize, j as usize)).or_else(|| in_opening.then(|| felt_wink_in_pot(i, j)).flatten()) else { continue };
+                if in_opening {
                     let at = ((j - pb.y) * pb.width + i - pb.x) as usize;
                     if pot_colour != Some(Colour::ALL[k]) {
                         potted[k][at] = 255;
@@ -500,7 +501,7 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
             let radii = (r_small, nominal.large_mm / 2.0 * ppm / s);
             let circles = hypotheses(&contour, bb, s, radii)?;
             let thin = circles.is_empty() && strict.is_none();
-            for hyp in circles.into_iter().chain(if thin { crescent(&contour, radii)? } else { None }) {
+            for hyp in circles.into_iter().chain(if thin { crescent(&contour, radii) } else { None }) {
                 out.push(Hypothesis { colour: Colour::ALL[k], at: labels.to_frame(hyp.0, hyp.1), radius_px: hyp.2 * s, crescent: thin });
             }
         }
@@ -1556,13 +1557,11 @@ fn hypotheses(contour: &Vector<Point>, bb: Rect, scale: f64, (r_small, r_large):
 /// crescent's outer arc, the lower wink's own rim (the arc's two tips included, where the upper's
 /// rim crosses it). Label x, label y and the nearer nominal radius (label px), when the circle is
 /// of about a wink's size.
-fn crescent(contour: &Vector<Point>, (r_small, r_large): (f64, f64)) -> opencv::Result<Option<(f64, f64, f64)>> {
-    let mut hull = Vector::<Point>::new();
-    imgproc::convex_hull(contour, &mut hull, false, true)?;
-    let pts: Vec<PixelPoint> = hull.iter().map(|p| PixelPoint::new(p.x as f64, p.y as f64)).collect();
-    Ok(crate::geometry::plane::fit_circle(&pts).and_then(|(c, r)| {
+fn crescent(contour: &Vector<Point>, (r_small, r_large): (f64, f64)) -> Option<(f64, f64, f64)> {
+    let hull = convex_hull(contour.iter().map(|p| PixelPoint::new(p.x as f64, p.y as f64)).collect());
+    crate::geometry::plane::fit_circle(&hull).and_then(|(c, r)| {
         (r >= CRESCENT_RADII.0 * r_small && r <= CRESCENT_RADII.1 * r_large).then_some((c.x, c.y, if r >= 0.5 * (r_small + r_large) { r_large } else { r_small }))
-    }))
+    })
 }
 
 /// What is already known about a wink when it is measured again.
@@ -2067,13 +2066,13 @@ mod tests {
         let lower = external_contours(&mask, Rect::new(0, 0, 60, 60)).expect("contours").get(0).expect("one region");
         let bb = imgproc::bounding_rect(&lower).expect("box");
         assert!(hypotheses(&lower, bb, 1.0, (r_small, r_large)).expect("hypotheses").is_empty());
-        let (x, y, r) = crescent(&lower, (r_small, r_large)).expect("hull").expect("a circle");
+        let (x, y, r) = crescent(&lower, (r_small, r_large)).expect("a circle");
         assert!((x - 30.0).abs() < 1.0 && (y - 30.0).abs() < 1.5 && r == r_large, "({x}, {y}) r {r}");
         // A thin straight strip (a line, a hand's edge) is no wink's arc.
         let mut strip = Mat::new_rows_cols_with_default(60, 60, opencv::core::CV_8UC1, Scalar::all(0.0)).expect("mask");
         imgproc::rectangle(&mut strip, Rect::new(10, 28, 30, 3), Scalar::all(255.0), imgproc::FILLED, imgproc::LINE_8, 0).expect("strip");
         let strip = external_contours(&strip, Rect::new(0, 0, 60, 60)).expect("contours").get(0).expect("one region");
-        assert_eq!(crescent(&strip, (r_small, r_large)).expect("hull"), None);
+        assert_eq!(crescent(&strip, (r_small, r_large)), None);
     }
 
     #[test]
