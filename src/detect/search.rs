@@ -24,9 +24,9 @@
 //! that search does not look; but its rim is a circle of a wink's size. So circles of a small or a
 //! large wink's radius are looked for in the frame's lightness too ([`circles`]: OpenCV's gradient
 //! Hough transform, over the felt alone), and a wink measured on one is kept when its face is
-//! lighter or darker than the felt round it by several times that felt's own scatter
+//! lighter or darker than the felt round it by several times that felt's own scatter, or purer
 //! ([`stands_out_by_lightness`]): a shade moves the felt's lightness smoothly, not inside a
-//! wink's circle alone.
+//! wink's circle alone, and takes chroma away where it does.
 
 use super::colour::{ColourModel, Lab};
 use super::sample::Lab8;
@@ -348,6 +348,10 @@ pub(super) fn stands_out(view: &super::sample::LinearView<'_>, model: &ColourMod
 /// A wink measured on a circle ([`circles`]) is kept when its face's lightness differs from the
 /// felt's round it by at least this much (L*, medians of 12 and 24 samples) ...
 const MIN_FACE_LIGHTNESS: f64 = 3.0;
+/// ... or its face's chroma exceeds the felt's round it by at least this much (C*, medians as
+/// above) and [`MIN_FACE_OFF_SPREADS`] of that felt's own scatter in C*: a purer plastic of the
+/// felt's hue (a shade or a glare takes chroma away, never adds it) ...
+const MIN_FACE_PURITY: f64 = 4.0;
 /// ... its face is at least this share of the felt's chroma (the fifth renderer's green winks on
 /// green felt, 99 seen whole: 0.77–2.4, and at least 0.93 where their lightness differs by 3; a
 /// squidger lying on the felt, a grey, white or black disc, reads far less) ...
@@ -358,11 +362,13 @@ const MAX_FACE_HUE_OFF_DEG: f64 = 20.0;
 /// Whether a wink measured on a circle in the lightness ([`circles`]) stands out from the felt
 /// round it as a wink of the felt's hue but darker or purer plastic does: its face's L* less the
 /// felt's just round it by [`MIN_FACE_LIGHTNESS`] and [`MIN_FACE_OFF_SPREADS`] of that felt's own
-/// scatter in L*, as coloured as the felt ([`MIN_FACE_CHROMA_SHARE`]) and of its hue
-/// ([`MAX_FACE_HUE_OFF_DEG`]), and not another colour's.
+/// scatter in L* (or its C* above the felt's by [`MIN_FACE_PURITY`] and as many spreads in C*),
+/// as coloured as the felt ([`MIN_FACE_CHROMA_SHARE`]) and of its hue ([`MAX_FACE_HUE_OFF_DEG`]),
+/// and not another colour's.
 pub(super) fn stands_out_by_lightness(view: &super::sample::LinearView<'_>, model: &ColourModel, f: &Found) -> bool {
+    let purer = || face_against_felt(view, f, |c| c.chroma()).is_some_and(|a| a.difference >= MIN_FACE_PURITY.max(MIN_FACE_OFF_SPREADS * a.spread));
     face_against_felt(view, f, |c| c.l).is_some_and(|a| {
-        a.difference.abs() >= MIN_FACE_LIGHTNESS.max(MIN_FACE_OFF_SPREADS * a.spread)
+        (a.difference.abs() >= MIN_FACE_LIGHTNESS.max(MIN_FACE_OFF_SPREADS * a.spread) || purer())
             && a.face.chroma() >= MIN_FACE_CHROMA_SHARE * a.felt.chroma()
             && super::colour::hue_diff(a.face.hue_deg(), a.felt.hue_deg()).abs() <= MAX_FACE_HUE_OFF_DEG
             && model.nearest_hue(a.face.hue_deg()).is_none_or(|c| c == f.colour)
@@ -496,6 +502,38 @@ mod tests {
         let near_wink: Vec<&Hidden> = found.iter().filter(|h| h.at.distance(PixelPoint::new(wink.x as f64, wink.y as f64)) < 3.0).collect();
         assert!(near_wink.iter().any(|h| h.outlined && h.colour == Colour::Green), "{at:?}");
         assert_eq!(found.len(), 1, "{at:?}");
+        Ok(())
+    }
+
+    /// Noisy green felt as above; measured on circles ([`circles`]), a wink of the felt's hue and
+    /// lightness but purer plastic (C* 14 above the felt's; on the felt's line of shades, a shade
+    /// of no lightness) is kept, while a grey disc of the felt's lightness (a squidger), a paler
+    /// disc of its hue (glare takes chroma away) and bare felt are not.
+    #[test]
+    fn a_purer_wink_of_the_felts_hue_and_lightness_stands_out_and_a_paler_disc_does_not() -> opencv::Result<()> {
+        let cal = template::test_calibration();
+        let (w, h) = (cal.width as i32, cal.height as i32);
+        let felt_bgr = Scalar::new(60.0, 140.0, 70.0, 0.0);
+        let mut img = Mat::new_rows_cols_with_default(h, w, CV_8UC3, felt_bgr)?;
+        let r = NominalDiameters::STANDARD.small_mm / 2.0 * px_per_mm(&cal, MatPoint::new(0.0, 0.0));
+        // sRGB of L* within 1.4 of the felt's 52.2: purer (C* 66.7 against 52.5, hue within 0.1°),
+        // grey, and paler (C* 38).
+        let discs = [(Point::new(40, 40), Scalar::new(40.0, 145.0, 45.0, 0.0)), (Point::new(120, 40), Scalar::all(128.0)), (Point::new(40, 120), Scalar::new(85.0, 135.0, 90.0, 0.0))];
+        for &(at, bgr) in &discs {
+            imgproc::circle(&mut img, at, r.round() as i32, bgr, -1, imgproc::LINE_AA, 0)?;
+        }
+        let blurred = blurred_and_noisy(&img, 777)?;
+        let view = crate::detect::sample::LinearView::new(&blurred)?;
+        let model = ColourModel::new(Lab::from_cv8(Lab8::new().lab([60, 140, 70])), None);
+        let kept = |x: i32, y: i32| {
+            let p = PixelPoint::new(x as f64, y as f64);
+            let f = Found { centre_px: p, radius_px: r, ..crate::detect::tests::wink(Colour::Green, cal.image_to_mat(p).unwrap_or(MatPoint::new(0.0, 0.0))) };
+            stands_out_by_lightness(&view, &model, &f)
+        };
+        assert!(kept(40, 40), "the purer wink");
+        assert!(!kept(120, 40), "the grey disc");
+        assert!(!kept(40, 120), "the paler disc");
+        assert!(!kept(120, 120), "bare felt");
         Ok(())
     }
 }
