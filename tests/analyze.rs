@@ -1260,17 +1260,53 @@ fn green_winks_of_the_felts_hue_but_purer_are_found_by_their_outlines() -> TestR
 /// with the green squopping it; blue's counts then add up without one inferred potted.
 #[test]
 fn a_wink_mostly_under_another_of_another_colour_is_found_by_its_crescent() -> TestResult {
-    let (got, truth) = analyze_other_renderers("r5-1080-004")?;
+    found_under("r5-1080-004", "w13", "w14", 2.0, Some("large"))
+}
+
+/// The same renderer's `r5-2160-006` (4K, 2.1 px/mm): a small red wink a third seen under a small
+/// green one. Its crescent, up to 9 px (4.3 mm) thick, is at most 3 px thick in the label image
+/// (the frame scaled by 1/3.2), 14 pixels in all: too few for a region. And from the red's middle, under the green, the rays read
+/// the green first and found no red rim, so it was not measured. Slivers of regions are now tried
+/// for crescents (`detect::CRESCENT_MIN_REGION_SHARE`), and a crescent's rays start past the
+/// outline over its middle (`fit::ray_edges_past`): the red is found within 2 px at its size, with
+/// the green squopping it, and red's potted count is the truth's.
+#[test]
+fn a_wink_a_third_seen_under_another_is_found_at_4k() -> TestResult {
+    found_under("r5-2160-006", "w14", "w15", 2.0, Some("small"))
+}
+
+/// The same renderer's `r5-1080-031` (0.95 px/mm there): a small blue wink a third seen under a
+/// large green one on green felt. The green is found only by the search for winks of the felt's
+/// hue, after the crescents had been tried under the winks found by their colour. Crescents are
+/// now tried again under the winks that search finds: a blue wink is listed there, within a
+/// small wink's radius (7.6 px here) of the truth's, with the green squopping it, and blue's
+/// potted count is the truth's: what the rules need. (It is not yet well placed: its arc, 150°
+/// of the rim, its ends flattened where the two rims blur together, fits a large wink's outline
+/// better than a small one's, so it is read large, its middle 4 px under the green.)
+#[test]
+fn a_wink_under_one_of_the_felts_hue_is_found_by_its_crescent() -> TestResult {
+    found_under("r5-1080-031", "w19", "w20", 7.6, None)
+}
+
+/// Analyses the fifth renderer's frame `stem` and asserts that its wink `lower`, mostly under its
+/// wink `upper` of another colour, is found within `within_px` pixels (and of `size`, when
+/// given), the upper within 2 px, a squop of the one over the other read, and the lower's
+/// colour's potted count the truth's (no wink of it inferred potted).
+fn found_under(stem: &str, lower: &str, upper: &str, within_px: f64, size: Option<&str>) -> TestResult {
+    let (got, truth) = analyze_other_renderers(stem)?;
     let winks = got["winks"].as_array().ok_or("winks")?;
     let truly = truth["winks"].as_array().ok_or("truth winks")?;
     let t = |id: &str| truly.iter().find(|t| t["id"] == id).ok_or(format!("truth {id}"));
-    let (t_lower, t_upper) = (t("w13")?, t("w14")?);
-    let lower = winks.iter().find(|g| g["colour"] == "blue" && near_px(g, t_lower, 2.0)).ok_or("the blue wink under the green not found")?;
-    let upper = winks.iter().find(|g| g["colour"] == "green" && near_px(g, t_upper, 2.0)).ok_or("the green wink on it not found")?;
-    assert_eq!(lower["size"], "large");
+    let (t_lower, t_upper) = (t(lower)?, t(upper)?);
+    let found_lower = winks.iter().find(|g| g["colour"] == t_lower["colour"] && near_px(g, t_lower, within_px)).ok_or("the wink underneath not found")?;
+    let found_upper = winks.iter().find(|g| g["colour"] == t_upper["colour"] && near_px(g, t_upper, 2.0)).ok_or("the wink on it not found")?;
+    if let Some(size) = size {
+        assert_eq!((found_lower["size"].as_str(), t_lower["size"].as_str()), (Some(size), Some(size)));
+    }
     let squops = got["squops"].as_array().ok_or("squops")?;
-    assert!(squops.iter().any(|s| s["upper"] == upper["id"] && s["lower"] == lower["id"]), "no squop green over blue: {squops:?}");
-    assert_eq!(got["counts"]["blue"]["potted"], truth["counts"]["blue"]["potted"], "{}", got["counts"]);
+    assert!(squops.iter().any(|s| s["upper"] == found_upper["id"] && s["lower"] == found_lower["id"]), "no squop {upper} over {lower}: {squops:?}");
+    let colour = t_lower["colour"].as_str().ok_or("colour")?;
+    assert_eq!(got["counts"][colour]["potted"], truth["counts"][colour]["potted"], "{}", got["counts"]);
     Ok(())
 }
 

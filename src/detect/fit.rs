@@ -200,6 +200,18 @@ const LOCAL_LEVEL_SHARE: f32 = 0.25;
 /// Finds edge points along `n` rays from `c0`, expecting the rim about `r0` pixels out, with the
 /// crossing measured as `measure` says.
 pub fn ray_edges_with(view: &LinearView<'_>, model: &ColourModel, colour: Colour, c0: PixelPoint, r0: f64, n: usize, measure: EdgeMeasure) -> Vec<RayEdge> {
+    ray_edges_past(view, model, colour, c0, r0, n, measure, &[])
+}
+
+/// Rays from a middle covered by other winks start past their outlines (and this blur, pixels).
+const OVER_BLUR_PX: f64 = 1.0;
+
+/// [`ray_edges_with`] for a wink whose middle lies under the winks `over` (outlines: centre,
+/// radius px), as a wink mostly under another does: each ray's inside colour is read from where
+/// it leaves their outlines, and a ray that does not leave them short of the expected rim is
+/// covered (no edge).
+#[allow(clippy::too_many_arguments)]
+pub fn ray_edges_past(view: &LinearView<'_>, model: &ColourModel, colour: Colour, c0: PixelPoint, r0: f64, n: usize, measure: EdgeMeasure, over: &[(PixelPoint, f64)]) -> Vec<RayEdge> {
     if !(r0.is_finite() && r0 > 0.5 && r0 < (view.width() + view.height()) as f64 / 4.0) {
         return Vec::new();
     }
@@ -225,7 +237,21 @@ pub fn ray_edges_with(view: &LinearView<'_>, model: &ColourModel, colour: Colour
             }
             m.map(|x| x / (b - a + 1) as f32)
         };
-        let inside = mean(0, at(0.55 * r0));
+        // Where the ray leaves the outlines over this wink's middle (none: 0).
+        let leave = over
+            .iter()
+            .filter_map(|&(c, r)| {
+                let (d, r) = (c0 - c, r + OVER_BLUR_PX);
+                let b = dir.x * d.x + dir.y * d.y;
+                let q = d.x * d.x + d.y * d.y - r * r;
+                (q < 0.0).then(|| -b + (b * b - q).sqrt())
+            })
+            .fold(0.0, f64::max);
+        if leave >= r0 - 0.5 {
+            continue;
+        }
+        let inside = if leave > 0.0 { mean(at(leave), at(0.5 * (leave + r0)).max(at(leave))) } else { mean(0, at(0.55 * r0)) };
+        let i0 = at(0.5 * r0).max(at(leave));
         // A ray starting inside a wink of another colour: the hypothesis is that wink's blurred
         // rim (a yellow wink's edge on green felt mixes to green), or this wink is covered here.
         if model.classify(linear_to_lab(inside)).is_some_and(|c| c != colour) {
@@ -251,7 +277,7 @@ pub fn ray_edges_with(view: &LinearView<'_>, model: &ColourModel, colour: Colour
         let far_class = std::cell::OnceCell::new();
         let far_class = || *far_class.get_or_init(|| model.classify(linear_to_lab(far)));
         let far_is_background = || far_class().is_none();
-        if let Some(first) = (at(0.5 * r0)..steps).find(|&i| share.of(&prof[i]) < 0.75) {
+        if let Some(first) = (i0..steps).find(|&i| share.of(&prof[i]) < 0.75) {
             let (lo, hi) = (first + (1.5 / RAY_STEP_PX) as usize, (first + (5.0 / RAY_STEP_PX) as usize).min(steps - 3));
             let g = |j: usize| (0..3).map(|c| (prof[j + 1][c] - prof[j - 1][c]).powi(2)).sum::<f32>();
             // The first plateau: the first sample at which the profile stops flattening.
@@ -299,7 +325,6 @@ pub fn ray_edges_with(view: &LinearView<'_>, model: &ColourModel, colour: Colour
         let f = |v: &[f32; 3]| share.of(v);
         // The halfway crossing (inside → beyond, going out) nearest the expected rim.
         let mut best: Option<f64> = None;
-        let i0 = at(0.5 * r0);
         let mut f1 = f(&prof[i0]);
         for i in i0..steps - 1 {
             let f0 = f1;
@@ -504,6 +529,41 @@ mod tests {
         for m in [EdgeMeasure::Chroma, EdgeMeasure::Orthogonal] {
             let r = mean_r(&shadowed, m);
             assert!((r - rim).abs() < 0.4, "{m:?}: rim at {r} px, the rim at {rim} px");
+        }
+    }
+
+    /// A blue wink (radius 20 px) two thirds under a green one of its size, 12 px off, on grey
+    /// felt: from the blue's middle, under the green, rays read the green first and find little
+    /// of the blue's rim; started past the green's outline they find its outer arc, each point
+    /// within 0.2 px of where the rays find the blue's rim lying alone, and none inside the green.
+    #[test]
+    fn a_wink_mostly_under_another_has_its_rim_found_by_rays_started_past_the_upper() {
+        let (lower, upper, r) = (PixelPoint::new(54.0, 60.0), PixelPoint::new(66.0, 60.0), 20.0);
+        let draw = |winks: &[(PixelPoint, Scalar)]| {
+            let mut img = Mat::new_rows_cols_with_default(120, 120, CV_8UC3, Scalar::new(150.0, 150.0, 150.0, 0.0)).expect("image");
+            for &(c, bgr) in winks {
+                imgproc::circle(&mut img, Point::new(c.x as i32, c.y as i32), r as i32, bgr, -1, imgproc::LINE_AA, 0).expect("wink");
+            }
+            img
+        };
+        let (blue, green) = (Scalar::new(170.0, 60.0, 30.0, 0.0), Scalar::new(60.0, 170.0, 40.0, 0.0));
+        let model = ColourModel::new(Lab { l: 62.0, a: 0.0, b: 0.0 }, None);
+        let rim_of = |edges: &[RayEdge]| -> Vec<f64> { edges.iter().filter(|e| e.beyond == Beyond::Background).map(|e| e.px.distance(lower)).collect() };
+        let alone = draw(&[(lower, blue)]);
+        let alone = rim_of(&ray_edges_with(&LinearView::new(&alone).expect("view"), &model, Colour::Blue, lower, r, 72, EdgeMeasure::Orthogonal));
+        assert_eq!(alone.len(), 72);
+        let rim = alone.iter().sum::<f64>() / 72.0;
+        let img = draw(&[(lower, blue), (upper, green)]);
+        let view = LinearView::new(&img).expect("view");
+        let plain = rim_of(&ray_edges_with(&view, &model, Colour::Blue, lower, r, 72, EdgeMeasure::Orthogonal));
+        let past = ray_edges_past(&view, &model, Colour::Blue, lower, r, 72, EdgeMeasure::Orthogonal, &[(upper, r)]);
+        // The blue's rim outside the green: cos θ > −12 / 40 from the far side, 207° of 360.
+        let seen: Vec<&RayEdge> = past.iter().filter(|e| e.beyond == Beyond::Background).collect();
+        assert!(seen.len() >= 36, "{} edges past the upper, {} from the middle", seen.len(), plain.len());
+        assert!(plain.len() < seen.len() / 2, "{} edges from the middle, {} past the upper", plain.len(), seen.len());
+        for e in &seen {
+            assert!(e.px.distance(upper) > r - 0.5, "edge {:?} inside the upper", e.px);
+            assert!((e.px.distance(lower) - rim).abs() < 0.2, "edge {:?} {:.2} px from the middle, the rim {rim:.2}", e.px, e.px.distance(lower));
         }
     }
 

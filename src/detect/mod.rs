@@ -489,7 +489,9 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
             // area misses half a pixel all round (Pick's theorem).
             let area = imgproc::contour_area(&contour, false)? + 0.5 * imgproc::arc_length(&contour, true)? + 1.0;
             let r_small = nominal.small_mm / 2.0 * ppm / s;
-            if area < MIN_REGION_SHARE * labelled_area(r_small, s) || area > MAX_REGION_LARGE_WINKS * large_area {
+            // Too small for a wink's region, but perhaps a crescent of one mostly under another.
+            let sliver = area < MIN_REGION_SHARE * labelled_area(r_small, s);
+            if (sliver && (strict.is_some() || area < (CRESCENT_MIN_REGION_SHARE * labelled_area(r_small, s)).max(CRESCENT_MIN_REGION_PX))) || area > MAX_REGION_LARGE_WINKS * large_area {
                 continue;
             }
             if let Some(strict) = strict {
@@ -499,7 +501,7 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
                 }
             }
             let radii = (r_small, nominal.large_mm / 2.0 * ppm / s);
-            let circles = hypotheses(&contour, bb, s, radii)?;
+            let circles = if sliver { Vec::new() } else { hypotheses(&contour, bb, s, radii)? };
             let thin = circles.is_empty() && strict.is_none();
             for hyp in circles.into_iter().chain(if thin { crescent(&contour, radii) } else { None }) {
                 out.push(Hypothesis { colour: Colour::ALL[k], at: labels.to_frame(hyp.0, hyp.1), radius_px: hyp.2 * s, crescent: thin });
@@ -513,15 +515,35 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
         todo.extend(extra);
     }
     let (crescents, todo): (Vec<Hypothesis>, Vec<Hypothesis>) = todo.into_iter().partition(|h| h.crescent);
-    // Each hypothesis measured on its own: in parallel. Crescents are measured where they reach
-    // under a wink of another colour found ([`CRESCENT_UNDER_SHARE`]), and kept where the wink
-    // measured does: elsewhere a thin region is a wink's blurred rim, the felt's edge or a hand's.
+    // Crescents are measured where they reach under a wink of another colour among `found`
+    // ([`CRESCENT_GUESS_UNDER_SHARE`]), their rays started past the outlines over their middles
+    // and the edge points inside those outlines left out, and kept where the wink measured lies
+    // under one ([`CRESCENT_UNDER_SHARE`]): elsewhere a thin region is a wink's blurred rim, the
+    // felt's edge or a hand's. None of the felt's hue: a wink's rim blended with the felt reads
+    // as a ring of a colour between theirs, and on a felt of a wink colour's hue that ring is of
+    // that colour (held out "varied looks": two false green winks round yellow ones).
+    let felt_hue = (model.felt.chroma() >= MIN_POT_CHROMA).then(|| model.nearest_hue(model.felt.hue_deg())).flatten();
+    let lowers_under = |model: &ColourModel, found: &[Found]| -> Vec<Found> {
+        let under_by = |share: f64, colour: Colour, at: PixelPoint| found.iter().any(|f| f.colour != colour && f.centre_px.distance(at) < share * f.radius_px && f.centre_px.distance(at) >= CRESCENT_OFFSET_SHARE * f.radius_px);
+        let measure_lower = |h: &Hypothesis| {
+            let others: Vec<(PixelPoint, f64)> = found.iter().filter(|f| f.colour != h.colour && f.centre_px.distance(h.at) < f.radius_px + h.radius_px).map(|f| (f.centre_px, f.radius_px)).collect();
+            let over = others.iter().copied().filter(|&(c, r)| c.distance(h.at) < r).collect();
+            measure(&view, cal, model, h.colour, h.at, h.radius_px, &nominal, &Hint { others, over, ..Hint::default() })
+        };
+        crescents
+            .par_iter()
+            .filter(|h| Some(h.colour) != felt_hue && under_by(CRESCENT_GUESS_UNDER_SHARE, h.colour, h.at))
+            .filter_map(measure_lower)
+            .filter(|f| under_by(CRESCENT_UNDER_SHARE, f.colour, f.centre_px) && (f.rms_mm * f.radius_px / (nominal.of(f.size) / 2.0) <= CRESCENT_MAX_FIT_RMS_PX || f.rms_mm <= CRESCENT_MAX_FIT_RMS_MM))
+            .map(|f| Found { crescent: true, ..f })
+            .collect()
+    };
+    // Each hypothesis measured on its own: in parallel; then the crescents under them.
     let measure_all = |model: &ColourModel| {
         let measure_one = |h: &Hypothesis| measure(&view, cal, model, h.colour, h.at, h.radius_px, &nominal, &Hint::default());
         let mut found: Vec<Found> = todo.par_iter().filter_map(measure_one).collect();
         dedupe(&mut found);
-        let under = |colour: Colour, at: PixelPoint| found.iter().any(|f| f.colour != colour && f.centre_px.distance(at) < CRESCENT_UNDER_SHARE * f.radius_px && f.centre_px.distance(at) >= CRESCENT_OFFSET_SHARE * f.radius_px);
-        let lowers: Vec<Found> = crescents.par_iter().filter(|h| under(h.colour, h.at)).filter_map(measure_one).filter(|f| under(f.colour, f.centre_px) && f.rms_mm * f.radius_px / (nominal.of(f.size) / 2.0) <= CRESCENT_MAX_FIT_RMS_PX).map(|f| Found { crescent: true, ..f }).collect();
+        let lowers = lowers_under(model, &found);
         if !lowers.is_empty() {
             found.extend(lowers);
             dedupe(&mut found);
@@ -551,7 +573,10 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
                 (search::stands_out(&view, &model, &f) || (h.outlined && search::stands_out_by_lightness(&view, &model, &f))).then_some(f)
             })
             .collect();
+        // Crescents under the winks just found.
+        let lowers = if extra.is_empty() { Vec::new() } else { lowers_under(&model, &extra) };
         found.extend(extra);
+        found.extend(lowers);
         dedupe(&mut found);
     }
     // Beyond the mat, more "winks" of a colour than a set could hold are the table's pattern.
@@ -1476,6 +1501,11 @@ struct Hypothesis {
     crescent: bool,
 }
 
+/// A region is tried for a crescent down to this share of a small wink's labelled area (regions
+/// tried for circles: [`MIN_REGION_SHARE`]).
+const CRESCENT_MIN_REGION_SHARE: f64 = 0.1;
+/// ... and this many label pixels.
+const CRESCENT_MIN_REGION_PX: f64 = 12.0;
 /// A crescent's circle ([`crescent`]) is taken when its radius lies within these shares of a
 /// small and a large wink's.
 const CRESCENT_RADII: (f64, f64) = (0.6, 1.4);
@@ -1485,10 +1515,18 @@ const CRESCENT_UNDER_SHARE: f64 = 1.0;
 /// ... but at least this share of it away: the blend of a wink's rim with the felt round it can
 /// read as a thin ring of another colour, whose circle is the wink's own.
 const CRESCENT_OFFSET_SHARE: f64 = 0.3;
+/// A crescent is measured where the circle through its hull lies within this share of another
+/// colour's wink's radius of its middle (a short arc places that circle a pixel or two off); the
+/// wink measured must lie within [`CRESCENT_UNDER_SHARE`].
+const CRESCENT_GUESS_UNDER_SHARE: f64 = 1.25;
 /// A wink measured from a crescent is kept when its outline's fit is at least this close (RMS,
 /// pixels; half of [`MAX_FIT_RMS_PX`]): its outer arc, a quarter to a half of its rim, is all that
 /// places it, and an arc fitted loosely places its middle anywhere along the upper's.
 const CRESCENT_MAX_FIT_RMS_PX: f64 = 0.45;
+/// ... or this close in mm, where pixels are finer (at 2 px/mm a wink's rounded rim band, 0.5–0.9
+/// mm wide, spans two pixels or so, and its edge points scatter more in pixels than at 1 px/mm
+/// while placing the middle better in mm).
+const CRESCENT_MAX_FIT_RMS_MM: f64 = 0.35;
 
 /// Circle hypotheses (label x, label y, radius in label px) in one filled region: repeatedly the
 /// distance transform's highest point not yet covered by an earlier circle.
@@ -1578,6 +1616,9 @@ pub struct Hint {
     /// point inside one is where the colour runs out beyond both winks: it bounds neither, and
     /// does not hold this wink's outline out to it (which would argue for the large size).
     pub same_colour: Vec<(PixelPoint, f64)>,
+    /// Outlines of winks over this one's middle (centre, radius px): its rays start past them
+    /// ([`fit::ray_edges_past`]).
+    pub over: Vec<(PixelPoint, f64)>,
     /// The starting outline is a fitted one (a wink measured again): the rays already cross its
     /// rim squarely, so they are cast once rather than twice.
     pub fitted: bool,
@@ -1623,7 +1664,7 @@ fn measure_with(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, c
     // Two rounds: the second from a circle through the first's rim, so the rays cross it squarely.
     let rounds = if hint.fitted { 1 } else { 2 };
     for round in 0..rounds {
-        edges = fit::ray_edges_with(view, model, colour, c_px, r_px, RAYS, how);
+        edges = fit::ray_edges_past(view, model, colour, c_px, r_px, RAYS, how, &hint.over);
         for e in edges.iter_mut() {
             if e.beyond == Beyond::Background && inside_any(&hint.others, e.px) {
                 e.beyond = Beyond::Covered;

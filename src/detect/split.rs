@@ -275,7 +275,7 @@ pub(super) fn find_partners(view: &LinearView<'_>, cal: &Calibration, model: &Co
             // have straddled the two. Both must stay apart...
             let mut near: Vec<&Found> = found.iter().enumerate().filter(|&(i, f)| i != c.beside && f.centre_mm.is_some() && f.centre_px.distance(beside.centre_px) < 4.0 * r_px).map(|(_, f)| f).collect();
             near.push(&g);
-            let hint = Hint { others: outlines(&near, |_| true), same_colour: outlines(&near, |f| f.colour == colour), rest: Some(beside.rest), size: Some(beside.size), fitted: true };
+            let hint = Hint { others: outlines(&near, |_| true), same_colour: outlines(&near, |f| f.colour == colour), rest: Some(beside.rest), size: Some(beside.size), fitted: true, ..Hint::default() };
             let again = measure(view, cal, model, colour, beside.centre_px, beside.radius_px, nominal, &hint).filter(|a| a.centre_mm.is_some_and(|m| m.distance(gc) >= apart(a)));
             // ... and each explain pixels of the colour that no other outline does.
             let again = again.filter(|a| {

@@ -504,7 +504,7 @@ pub fn stack(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, nomi
             return None;
         }
         let same_colour = neighbours_of_colour(cal, &first, i);
-        let hint = Hint { rest: Some(f.rest), size, others, same_colour, fitted: true };
+        let hint = Hint { rest: Some(f.rest), size, others, same_colour, fitted: true, ..Hint::default() };
         measure(view, cal, model, f.colour, f.centre_px, f.radius_px, nominal, &hint)
     };
     let refits: Vec<(usize, Found)> = (0..first.len()).into_par_iter().filter_map(|i| refit(i, None).map(|r| (i, r))).collect();
@@ -637,7 +637,7 @@ fn stack_with(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, nom
                 if let Some(m) = memo.iter().find(|m| m.i == i && m.from == from && m.rest == rest && m.others == others) {
                     return Some((Refit { i, from, rest, others, refit: m.refit.clone() }, true));
                 }
-                let hint = Hint { rest: Some(rest), size: Some(f.size), others, same_colour: neighbours_of_colour(cal, found, i), fitted: true };
+                let hint = Hint { rest: Some(rest), size: Some(f.size), others, same_colour: neighbours_of_colour(cal, found, i), fitted: true, ..Hint::default() };
                 let refit = measure(view, cal, model, f.colour, f.centre_px, f.radius_px, nominal, &hint);
                 Some((Refit { i, from, rest, others: hint.others, refit }, false))
             })
