@@ -557,6 +557,12 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
         model.edge_measure = fit::EdgeMeasure::Chroma;
         found = measure_all(&model);
     }
+    // Beyond the mat, more "winks" of a colour than a set could hold are the table's pattern
+    // (dropped before the search below, which looks only while the felt's colour has fewer than
+    // six: on r5 r1080_s1_033 a cloth's checks gave 862 "winks", green among them).
+    drop_table_pattern(&spec.mat.outline(), &mut found);
+    // Beyond the mat, a "wink" whose face is the table's colour is the table's grain.
+    drop_table_grain(&view, &spec.mat.outline(), &model, &mut found);
     // Winks of the felt's own colour of which the model took no pixel: looked for by their shape,
     // measured as any other.
     let painted = spec.mat.with_painted(cal.mat.painted_offsets_mm);
@@ -579,10 +585,6 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
         found.extend(lowers);
         dedupe(&mut found);
     }
-    // Beyond the mat, more "winks" of a colour than a set could hold are the table's pattern.
-    drop_table_pattern(&spec.mat.outline(), &mut found);
-    // Beyond the mat, a "wink" whose face is the table's colour is the table's grain.
-    drop_table_grain(&view, &spec.mat.outline(), &model, &mut found);
     // Along a baseline painted a wink's colour, a "wink" of its colour only in the paint is paint.
     drop_baseline_paint(&view, cal, &painted, &model, &mut found);
     // Where this frame's outlines lie against the rims, learned from the winks seen whole; every

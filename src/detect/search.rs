@@ -517,7 +517,7 @@ mod tests {
         let mut img = Mat::new_rows_cols_with_default(h, w, CV_8UC3, felt_bgr)?;
         let r = NominalDiameters::STANDARD.small_mm / 2.0 * px_per_mm(&cal, MatPoint::new(0.0, 0.0));
         // sRGB of L* within 1.4 of the felt's 52.2: purer (C* 66.7 against 52.5, hue within 0.1°),
-        // grey, and paler (C* 38).
+        // grey, and paler (C* 34).
         let discs = [(Point::new(40, 40), Scalar::new(40.0, 145.0, 45.0, 0.0)), (Point::new(120, 40), Scalar::all(128.0)), (Point::new(40, 120), Scalar::new(85.0, 135.0, 90.0, 0.0))];
         for &(at, bgr) in &discs {
             imgproc::circle(&mut img, at, r.round() as i32, bgr, -1, imgproc::LINE_AA, 0)?;
