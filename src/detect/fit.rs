@@ -250,7 +250,7 @@ pub fn ray_edges_past(view: &LinearView<'_>, model: &ColourModel, colour: Colour
         if leave >= r0 - 0.5 {
             continue;
         }
-        let inside = if leave > 0.0 { mean(at(leave), at(0.5 * (leave + r0)).max(at(leave))) } else { mean(0, at(0.55 * r0)) };
+        let inside = if leave > 0.0 { mean(at(leave), at(0.5 * (leave + r0))) } else { mean(0, at(0.55 * r0)) };
         let i0 = at(0.5 * r0).max(at(leave));
         // A ray starting inside a wink of another colour: the hypothesis is that wink's blurred
         // rim (a yellow wink's edge on green felt mixes to green), or this wink is covered here.

@@ -438,10 +438,9 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
     // The felt's colour in the pot's opening is a wink's, where no felt shows: the model takes a
     // green wink on green felt for felt. (Warm felts, tan and beige, share yellow's and red's
     // hues with a pot's floor in their light; as in `search::felt_hued`, green and blue only.)
-    let felt_winks = (model.felt.chroma() >= MIN_POT_CHROMA)
-        .then(|| model.nearest_hue(model.felt.hue_deg()))
-        .flatten()
-        .filter(|&c| matches!(c, Colour::Green | Colour::Blue) && pot_colour != Some(c));
+    // The wink colour of the felt's hue, where the felt has a hue at all.
+    let felt_hue = (model.felt.chroma() >= MIN_POT_CHROMA).then(|| model.nearest_hue(model.felt.hue_deg())).flatten();
+    let felt_winks = felt_hue.filter(|&c| matches!(c, Colour::Green | Colour::Blue) && pot_colour != Some(c));
     let felt_wink_in_pot = |i: i32, j: i32| -> Option<usize> {
         let colour = felt_winks?;
         let c = lab_px(i, j);
@@ -522,7 +521,6 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
     // felt's edge or a hand's. None of the felt's hue: a wink's rim blended with the felt reads
     // as a ring of a colour between theirs, and on a felt of a wink colour's hue that ring is of
     // that colour (held out "varied looks": two false green winks round yellow ones).
-    let felt_hue = (model.felt.chroma() >= MIN_POT_CHROMA).then(|| model.nearest_hue(model.felt.hue_deg())).flatten();
     let lowers_under = |model: &ColourModel, found: &[Found]| -> Vec<Found> {
         let under_by = |share: f64, colour: Colour, at: PixelPoint| found.iter().any(|f| f.colour != colour && f.centre_px.distance(at) < share * f.radius_px && f.centre_px.distance(at) >= CRESCENT_OFFSET_SHARE * f.radius_px);
         let measure_lower = |h: &Hypothesis| {
