@@ -1240,6 +1240,19 @@ fn green_winks_of_the_felts_hue_are_found_by_their_outlines() -> TestResult {
     found_at_their_sizes_and_no_other("r5-1080-038", "green", &["w8", "w9", "w19", "w24"], 2.0)
 }
 
+/// The same renderer's glossy winks, their faces washed out by the lamp's reflection: on
+/// `r5-1080-012` (dark grey felt, a dim exposure) a large and a small green wink read at chroma 16
+/// and 22, on `r5-1080-003` (tan felt) a small one at 25, under the least chroma of a blue or
+/// green wink pixel (25) nearly all over; their matte neighbours read 26–34. The faint model
+/// takes blue and green pixels far from the felt's hue down to chroma 15
+/// (`detect::colour::MIN_CHROMA_COOL_FAINT`): the three are found within 2 px at their sizes and
+/// states, and no green wink where none lies.
+#[test]
+fn glossy_green_winks_washed_out_by_the_lamp_are_found() -> TestResult {
+    found_at_their_sizes_and_no_other("r5-1080-012", "green", &["w12", "w16"], 2.0)?;
+    found_at_their_sizes_and_no_other("r5-1080-003", "green", &["w24"], 2.0)
+}
+
 /// The same renderer's `r5-1080-036` (0.78 px/mm, a dim exposure): green winks on green felt of
 /// its hue and about its lightness (1.7–3.6 L* darker, under 2.5 times the scatter of the felt
 /// round them) but purer (C* 37 against the felt's 26). Their circles were found and measured

@@ -39,6 +39,14 @@ const SKIN_HUES_DEG: (f64, f64) = (38.0, 82.0);
 /// a wink a few pixels across, blurred, mixes its colour with the felt's (a green small wink
 /// 4.6 px across at 0.3 px/mm peaks at chroma 32 on tan felt).
 const MIN_CHROMA_COOL: f64 = 25.0;
+/// Least chroma of a blue or green wink pixel to the faint model ([`ColourModel::faint`]), at hues
+/// more than [`BACKGROUND_HUE_DEG`] from the felt's. A glossy wink's face is washed out by the
+/// lamp's reflection: another renderer's glossy green winks read at chroma 16–25 on grey, dark
+/// grey and tan felts (their matte neighbours 26–34), under [`MIN_CHROMA_COOL`] nearly all over.
+/// Nearer the felt's hue the felt's own floor stays: on our renderer's blue-grey felt (chroma
+/// 12) its texture and the shadows beside yellow winks reach chroma 20 at blue's hue, and at 15
+/// there were two false blue winks.
+const MIN_CHROMA_COOL_FAINT: f64 = 15.0;
 /// A wink pixel's chroma must exceed the felt's or the table's by this much where its hue is
 /// within [`BACKGROUND_HUE_DEG`] of theirs.
 const CHROMA_ABOVE_BACKGROUND: f64 = 10.0;
@@ -156,16 +164,18 @@ pub struct ColourModel {
     /// The felt's and the table's hue (degrees) and chroma, worked out once
     /// ([`ColourModel::chroma_floor`] asks for them for every colour it is asked about).
     backgrounds: [Option<(f64, f64)>; 2],
-    /// Whether a pixel of the felt's own colour off the felt's line of shades is a wink pixel
-    /// whatever its chroma ([`ColourModel::off_felt_line`]; the faint model's).
-    felt_line: bool,
+    /// Whether this is the faint model ([`ColourModel::faint`]): a pixel of the felt's own colour
+    /// off the felt's line of shades is a wink pixel whatever its chroma
+    /// ([`ColourModel::off_felt_line`]), and a blue or green one far from the felt's hue needs only
+    /// [`MIN_CHROMA_COOL_FAINT`].
+    is_faint: bool,
 }
 
 impl ColourModel {
     /// A model with typical hues for a frame whose felt (and table) colours are known.
     pub fn new(felt: Lab, table: Option<Lab>) -> ColourModel {
         let backgrounds = [Some(felt), table].map(|b| b.map(|b| (b.hue_deg(), b.chroma())));
-        ColourModel { felt, table, hues: TYPICAL_HUE_DEG, saturation: 1.0, chroma_p90: [None; 4], min_ab_distance: MIN_AB_DISTANCE, felt_spread: 0.0, edge_offset_mm: [0.0; 4], edge_measure: EdgeMeasure::Orthogonal, backgrounds, felt_line: false }
+        ColourModel { felt, table, hues: TYPICAL_HUE_DEG, saturation: 1.0, chroma_p90: [None; 4], min_ab_distance: MIN_AB_DISTANCE, felt_spread: 0.0, edge_offset_mm: [0.0; 4], edge_measure: EdgeMeasure::Orthogonal, backgrounds, is_faint: false }
     }
 
     /// Sets the felt's spread in a*b* (a robust standard deviation of its pixels' distance from
@@ -182,9 +192,10 @@ impl ColourModel {
     /// middle and is lost at 12; at 10 everywhere, the blurred rims of winks of one colour
     /// touching or squopping on a felt of their hue join them into one region, read as one wink.
     /// And pixels of the felt's own colour duller than the felt, off its line of shades
-    /// ([`ColourModel::off_felt_line`]).
+    /// ([`ColourModel::off_felt_line`]); and blue or green pixels far from the felt's hue down to
+    /// [`MIN_CHROMA_COOL_FAINT`].
     pub fn faint(&self) -> ColourModel {
-        ColourModel { min_ab_distance: MIN_AB_DISTANCE_FAINT.max(AB_SPREADS * self.felt_spread), felt_line: true, ..self.clone() }
+        ColourModel { min_ab_distance: MIN_AB_DISTANCE_FAINT.max(AB_SPREADS * self.felt_spread), is_faint: true, ..self.clone() }
     }
 
     /// Least chroma of a wink pixel of this hue: [`MIN_CHROMA`] at the hues of skin and wood,
@@ -202,6 +213,10 @@ impl ColourModel {
         let skin = (SKIN_HUES_DEG.0..=SKIN_HUES_DEG.1).contains(&hue);
         let mut floor = if skin { MIN_CHROMA_SKIN * self.saturation } else if warm { MIN_CHROMA * self.saturation } else { MIN_CHROMA_COOL };
         let own = nearest.and_then(|k| self.chroma_p90[k]);
+        // The faint model, far from the felt's hue: a glossy wink's face washed out by the lamp.
+        if self.is_faint && !warm && !skin && self.backgrounds[0].is_some_and(|(h, _)| hue_diff(hue, h).abs() > BACKGROUND_HUE_DEG) {
+            floor = floor.min(MIN_CHROMA_COOL_FAINT);
+        }
         for (k, &(b_hue, b_chroma)) in self.backgrounds.iter().enumerate().filter_map(|(k, b)| b.as_ref().map(|b| (k, b))) {
             if k == 0 && off_felt_line {
                 continue;
@@ -251,7 +266,7 @@ impl ColourModel {
     /// 13 units off the line) is such a wink, under the floor of the felt's chroma.
     fn off_felt_line(&self, c: Lab) -> bool {
         let f = self.felt;
-        self.felt_line
+        self.is_faint
             && f.chroma() >= FELT_LINE_MIN_CHROMA
             && self.felt_line_offset(c).abs() >= self.min_ab_distance
             && c.a * f.a + c.b * f.b > 0.0
@@ -401,6 +416,24 @@ mod tests {
         // A noisy felt's own spread still rules.
         let noisy = ColourModel::new(felt, None).with_felt_spread(4.0).faint();
         assert_eq!(noisy.classify(wink), None);
+    }
+
+    #[test]
+    fn a_washed_out_green_wink_is_green_to_the_faint_model_far_from_the_felts_hue_only() {
+        // Grey felt, and the face of a glossy green wink on it as another renderer drew it
+        // (sampled from its JPEG): chroma 16, the lamp's reflection over most of it.
+        let grey = ColourModel::new(lab(29.0, 3.0, -4.0), Some(lab(60.0, 4.0, 12.0))).with_felt_spread(1.0);
+        let washed = lab(37.0, -15.0, 5.0);
+        assert_eq!(grey.classify(washed), None, "not by the strict model");
+        assert_eq!(grey.faint().classify(washed), Some(Colour::Green));
+        assert_eq!(grey.faint().classify(at(40.0, 150.0, 13.0)), None, "under the faint floor");
+        // Blue-grey felt (chroma 12 at 270°): its texture and shadows at blue's hue keep the
+        // felt's own floor, far hues do not.
+        let blue_grey = ColourModel::new(at(44.0, 270.0, 12.0), None).with_felt_spread(1.5);
+        assert_eq!(blue_grey.faint().classify(at(44.0, 285.0, 20.0)), None, "the felt's texture");
+        assert_eq!(blue_grey.faint().classify(at(44.0, 150.0, 20.0)), Some(Colour::Green));
+        // Warm hues keep their floors (skin, wood).
+        assert_eq!(grey.faint().classify(at(45.0, 30.0, 20.0)), None, "a washed-out red is not asked");
     }
 
     #[test]
