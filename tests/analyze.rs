@@ -1253,6 +1253,19 @@ fn glossy_green_winks_washed_out_by_the_lamp_are_found() -> TestResult {
     found_at_their_sizes_and_no_other("r5-1080-003", "green", &["w24"], 2.0)
 }
 
+/// Washed-out winks of a hue the felt's floor covers: on `r5-1080-022` a glossy yellow wink on
+/// green felt reads at chroma 33 (the felt 36, 55° of hue away), and on `r5-1080-003` a small red
+/// one on tan felt at 28 (the felt 18, 40° away), at most the felt's chroma plus 10, the floor
+/// within 60° of its hue. Both lie far off the felt's line of shades (27 and 18 units), which the
+/// faint model took only for pixels of the felt's own wink colour; it now takes any wink colour's
+/// (`detect::colour::ColourModel::off_felt_line`): each is found within 2 px at its size and
+/// state, and no wink of its colour where none lies.
+#[test]
+fn washed_out_winks_near_the_felts_hue_are_found_off_its_line_of_shades() -> TestResult {
+    found_at_their_sizes_and_no_other("r5-1080-022", "yellow", &["w24"], 2.0)?;
+    found_at_their_sizes_and_no_other("r5-1080-003", "red", &["w21"], 2.0)
+}
+
 /// The same renderer's `r5-1080-036` (0.78 px/mm, a dim exposure): green winks on green felt of
 /// its hue and about its lightness (1.7–3.6 L* darker, under 2.5 times the scatter of the felt
 /// round them) but purer (C* 37 against the felt's 26). Their circles were found and measured

@@ -164,8 +164,8 @@ pub struct ColourModel {
     /// The felt's and the table's hue (degrees) and chroma, worked out once
     /// ([`ColourModel::chroma_floor`] asks for them for every colour it is asked about).
     backgrounds: [Option<(f64, f64)>; 2],
-    /// Whether this is the faint model ([`ColourModel::faint`]): a pixel of the felt's own colour
-    /// off the felt's line of shades is a wink pixel whatever its chroma
+    /// Whether this is the faint model ([`ColourModel::faint`]): a pixel of a wink colour's hue
+    /// off the felt's line of shades is a wink pixel whatever the felt's chroma
     /// ([`ColourModel::off_felt_line`]), and a blue or green one far from the felt's hue needs only
     /// [`MIN_CHROMA_COOL_FAINT`].
     is_faint: bool,
@@ -191,8 +191,8 @@ impl ColourModel {
     /// felt's spread). A green wink on dark green felt can differ from it by 11–13 units at its
     /// middle and is lost at 12; at 10 everywhere, the blurred rims of winks of one colour
     /// touching or squopping on a felt of their hue join them into one region, read as one wink.
-    /// And pixels of the felt's own colour duller than the felt, off its line of shades
-    /// ([`ColourModel::off_felt_line`]); and blue or green pixels far from the felt's hue down to
+    /// And pixels of any wink colour's hue off the felt's line of shades, whatever the felt's
+    /// chroma ([`ColourModel::off_felt_line`]); and blue or green pixels far from the felt's hue down to
     /// [`MIN_CHROMA_COOL_FAINT`].
     pub fn faint(&self) -> ColourModel {
         ColourModel { min_ab_distance: MIN_AB_DISTANCE_FAINT.max(AB_SPREADS * self.felt_spread), is_faint: true, ..self.clone() }
@@ -263,14 +263,16 @@ impl ColourModel {
     /// Shade, glare and a blur with a white line move the felt along that line (its chroma, not
     /// its hue); a wink of the felt's hue but not its shade lies off it. A green wink duller
     /// than a bright green felt (another renderer's: chroma 38 against 47, 20° of hue away,
-    /// 13 units off the line) is such a wink, under the floor of the felt's chroma.
+    /// 13 units off the line) is such a wink, under the floor of the felt's chroma; so is a
+    /// glossy yellow wink washed out by the lamp on green felt (chroma 33 against the felt's 36,
+    /// 55° of hue away, 27 units off the line), of another colour's hue than the felt's.
     fn off_felt_line(&self, c: Lab) -> bool {
         let f = self.felt;
         self.is_faint
             && f.chroma() >= FELT_LINE_MIN_CHROMA
             && self.felt_line_offset(c).abs() >= self.min_ab_distance
             && c.a * f.a + c.b * f.b > 0.0
-            && self.nearest_index(f.hue_deg()).is_some_and(|k| self.nearest_index(c.hue_deg()) == Some(k))
+            && self.nearest_index(c.hue_deg()).is_some()
     }
 
     /// The wink colour of a pixel, or `None` when it is not wink-coloured.
@@ -411,11 +413,27 @@ mod tests {
         assert_eq!(faint.classify(at(70.0, 139.0, 20.0)), None, "the felt blurred with a white line");
         assert_eq!(faint.classify(at(49.0, 141.0, 47.0)), None, "the felt's noise");
         // A pixel nearer yellow's hue than green's (a yellow wink's rim blurred into the felt) is
-        // not the felt's colour: its chroma must still clear the felt's.
-        assert_eq!(faint.classify(at(60.0, 112.0, 45.0)), None, "yellow blurred into the felt");
+        // not the felt's colour: yellow, if anything (such a rim joins its wink's region, which the
+        // model sees, and faint pixels beside another colour's are left out: `detect`).
+        assert_eq!(faint.classify(at(60.0, 112.0, 45.0)), Some(Colour::Yellow), "yellow blurred into the felt");
         // A noisy felt's own spread still rules.
         let noisy = ColourModel::new(felt, None).with_felt_spread(4.0).faint();
         assert_eq!(noisy.classify(wink), None);
+    }
+
+    #[test]
+    fn a_washed_out_yellow_wink_on_green_felt_is_yellow_to_the_faint_model() {
+        // Green felt and the face of a glossy yellow wink on it, as another renderer drew them
+        // (sampled from its JPEG; that frame's winks at 0.71 of typical plastic's chroma): chroma
+        // 33 against the felt's 36, 55° of hue away, under the floor the felt sets near its hue.
+        let mut m = ColourModel::new(lab(44.3, -28.0, 22.0), Some(lab(30.0, 10.0, 20.0))).with_felt_spread(1.5);
+        m.saturation = 0.71;
+        let washed = lab(76.7, 2.0, 33.0);
+        assert_eq!(m.classify(washed), None, "not by the strict model");
+        assert_eq!(m.faint().classify(washed), Some(Colour::Yellow));
+        // The felt's shades and noise stay felt.
+        assert_eq!(m.faint().classify(lab(60.0, -20.0, 16.0)), None, "the felt lit");
+        assert_eq!(m.faint().classify(lab(44.0, -30.0, 26.0)), None, "the felt's noise");
     }
 
     #[test]
