@@ -1266,6 +1266,18 @@ fn washed_out_winks_near_the_felts_hue_are_found_off_its_line_of_shades() -> Tes
     found_at_their_sizes_and_no_other("r5-1080-003", "red", &["w21"], 2.0)
 }
 
+/// The same renderer's `r5-720-009` (0.54 px/mm): a large green wink unplayed on green felt,
+/// purer than the felt (chroma 52 against 41), whose face clears the felt's floor only in its
+/// middle: 16 label pixels, a region too small for a circle, so the model made no wink of it,
+/// while the faint model's region round it, 40 pixels, was passed over because the model had
+/// seen a region's worth of green there. A faint region is now passed over only where the model
+/// also made a hypothesis (`detect::detect`): the wink is found within 2 px at its size and
+/// state, and no green wink where none lies.
+#[test]
+fn a_wink_whose_colour_clears_the_felts_floor_only_in_its_middle_is_found_by_the_faint_model() -> TestResult {
+    found_at_their_sizes_and_no_other("r5-720-009", "green", &["w11"], 2.0)
+}
+
 /// The same renderer's `r5-1080-036` (0.78 px/mm, a dim exposure): green winks on green felt of
 /// its hue and about its lightness (1.7–3.6 L* darker, under 2.5 times the scatter of the felt
 /// round them) but purer (C* 37 against the felt's 26). Their circles were found and measured

@@ -471,9 +471,15 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
     // Circle hypotheses from each colour's regions (the colours in parallel), measured at full
     // resolution.
     let s = scale as f64;
-    // `strict`: the regions are the faint model's, and only those in which the strict model saw
-    // too little of the colour for a region of its own count.
-    let colour_hypotheses = |k: usize, masks: &Masks, strict: Option<&Masks>| -> opencv::Result<Vec<Hypothesis>> {
+    // `strict`: the regions are the faint model's, with the model's masks and the hypotheses
+    // from its regions; a faint region is tried unless the model saw a region's worth of the
+    // colour in it and made a hypothesis there (r5 r720_s2_009: a large green wink on green felt
+    // whose face clears the felt's floor only in its middle, 16 label pixels, a region too small
+    // for a circle, and so no wink, while the faint model's region round it was passed over).
+    // Crescents count as hypotheses there: figA midgame-03023's yellow wink a third seen under a
+    // blue one, whose crescent the model saw, was otherwise found again from the faint region
+    // round both, at the blue's middle, 3 px off.
+    let colour_hypotheses = |k: usize, masks: &Masks, strict: Option<(&Masks, &[Hypothesis])>| -> opencv::Result<Vec<Hypothesis>> {
         let mut out = Vec::new();
         let Some(bb) = masks.bbox[k] else { return Ok(out) };
         let mask = Mat::new_rows_cols_with_data(lh, lw, masks.bufs[k].as_slice())?;
@@ -493,9 +499,11 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
             if (sliver && (strict.is_some() || area < (CRESCENT_MIN_REGION_SHARE * labelled_area(r_small, s)).max(CRESCENT_MIN_REGION_PX))) || area > MAX_REGION_LARGE_WINKS * large_area {
                 continue;
             }
-            if let Some(strict) = strict {
+            if let Some((strict, had)) = strict {
                 let seen = (bb.y..bb.y + bb.height).map(|j| (bb.x..bb.x + bb.width).filter(|&i| strict.bufs[k][(j * lw + i) as usize] != 0).count()).sum::<usize>();
-                if seen as f64 >= MIN_REGION_SHARE * labelled_area(r_small, s) {
+                let (lo, hi) = (labels.to_frame(bb.x as f64, bb.y as f64), labels.to_frame((bb.x + bb.width - 1) as f64, (bb.y + bb.height - 1) as f64));
+                let had_one = had.iter().any(|h| h.colour == Colour::ALL[k] && (lo.x..=hi.x).contains(&h.at.x) && (lo.y..=hi.y).contains(&h.at.y));
+                if seen as f64 >= MIN_REGION_SHARE * labelled_area(r_small, s) && had_one {
                     continue;
                 }
             }
@@ -510,7 +518,7 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
     };
     let mut todo: Vec<Hypothesis> = (0..4).into_par_iter().map(|k| colour_hypotheses(k, &masks, None)).collect::<opencv::Result<Vec<_>>>()?.concat();
     if let Some(faint) = &faint_masks {
-        let extra = (0..4).into_par_iter().map(|k| colour_hypotheses(k, faint, Some(&masks))).collect::<opencv::Result<Vec<_>>>()?.concat();
+        let extra = (0..4).into_par_iter().map(|k| colour_hypotheses(k, faint, Some((&masks, &todo)))).collect::<opencv::Result<Vec<_>>>()?.concat();
         todo.extend(extra);
     }
     let (crescents, todo): (Vec<Hypothesis>, Vec<Hypothesis>) = todo.into_iter().partition(|h| h.crescent);
