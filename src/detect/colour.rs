@@ -44,8 +44,8 @@ const MIN_CHROMA_COOL: f64 = 25.0;
 /// lamp's reflection: another renderer's glossy green winks read at chroma 16–25 on grey, dark
 /// grey and tan felts (their matte neighbours 26–34), under [`MIN_CHROMA_COOL`] nearly all over.
 /// Nearer the felt's hue the felt's own floor stays: on our renderer's blue-grey felt (chroma
-/// 12) its texture and the shadows beside yellow winks reach chroma 20 at blue's hue, and at 15
-/// there were two false blue winks.
+/// 12) its texture and the shadows beside yellow winks reach chroma 20 at blue's hue, and with
+/// this floor applied there too figA's midgame-01011 got two false blue winks.
 const MIN_CHROMA_COOL_FAINT: f64 = 15.0;
 /// A wink pixel's chroma must exceed the felt's or the table's by this much where its hue is
 /// within [`BACKGROUND_HUE_DEG`] of theirs.
@@ -165,7 +165,7 @@ pub struct ColourModel {
     /// ([`ColourModel::chroma_floor`] asks for them for every colour it is asked about).
     backgrounds: [Option<(f64, f64)>; 2],
     /// Whether this is the faint model ([`ColourModel::faint`]): a pixel of a wink colour's hue
-    /// off the felt's line of shades is a wink pixel whatever the felt's chroma
+    /// off the felt's line of shades is not held to the floor the felt's chroma sets
     /// ([`ColourModel::off_felt_line`]), and a blue or green one far from the felt's hue needs only
     /// [`MIN_CHROMA_COOL_FAINT`].
     is_faint: bool,
@@ -191,9 +191,9 @@ impl ColourModel {
     /// felt's spread). A green wink on dark green felt can differ from it by 11–13 units at its
     /// middle and is lost at 12; at 10 everywhere, the blurred rims of winks of one colour
     /// touching or squopping on a felt of their hue join them into one region, read as one wink.
-    /// And pixels of any wink colour's hue off the felt's line of shades, whatever the felt's
-    /// chroma ([`ColourModel::off_felt_line`]); and blue or green pixels far from the felt's hue down to
-    /// [`MIN_CHROMA_COOL_FAINT`].
+    /// And pixels of any wink colour's hue off the felt's line of shades, free of the floor the
+    /// felt's chroma sets ([`ColourModel::off_felt_line`]); and blue or green pixels far from the
+    /// felt's hue down to [`MIN_CHROMA_COOL_FAINT`].
     pub fn faint(&self) -> ColourModel {
         ColourModel { min_ab_distance: MIN_AB_DISTANCE_FAINT.max(AB_SPREADS * self.felt_spread), is_faint: true, ..self.clone() }
     }
@@ -451,7 +451,7 @@ mod tests {
         assert_eq!(blue_grey.faint().classify(at(44.0, 285.0, 20.0)), None, "the felt's texture");
         assert_eq!(blue_grey.faint().classify(at(44.0, 150.0, 20.0)), Some(Colour::Green));
         // Warm hues keep their floors (skin, wood).
-        assert_eq!(grey.faint().classify(at(45.0, 30.0, 20.0)), None, "a washed-out red is not asked");
+        assert_eq!(grey.faint().classify(at(45.0, 30.0, 20.0)), None, "a red this pale");
     }
 
     #[test]
