@@ -1278,6 +1278,19 @@ fn a_wink_whose_colour_clears_the_felts_floor_only_in_its_middle_is_found_by_the
     found_at_their_sizes_and_no_other("r5-720-009", "green", &["w11"], 2.0)
 }
 
+/// The same renderer's `r5-720-012` and `r5-720-008` (720p, 0.45–0.5 px/mm): a colour showing
+/// one size too many, the wink made the other size is the one least convinced of its own, by how
+/// hard its outline argued weighed by its fit, whether its size was measured from its whole rim
+/// or judged from a part of it (`detect::least_convinced`). On the first, a large blue wink whose
+/// whole rim read barely small was kept small while a small one seen in part was made large; on
+/// the second, the same with yellow winks the other way. Both pairs are now found within 2 px at
+/// their sizes and states, and no wink of their colours where none lies.
+#[test]
+fn the_wink_made_the_other_size_to_keep_a_set_is_the_one_that_argued_least_for_its_own() -> TestResult {
+    found_at_their_sizes_and_no_other("r5-720-012", "blue", &["w12", "w13"], 2.0)?;
+    found_at_their_sizes_and_no_other("r5-720-008", "yellow", &["w13", "w24"], 2.0)
+}
+
 /// The same renderer's `r5-1080-036` (0.78 px/mm, a dim exposure): green winks on green felt of
 /// its hue and about its lightness (1.7–3.6 L* darker, under 2.5 times the scatter of the felt
 /// round them) but purer (C* 37 against the felt's 26). Their circles were found and measured

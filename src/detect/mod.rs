@@ -1405,16 +1405,19 @@ fn sizes_within_set(view: &LinearView<'_>, cal: &Calibration, model: &ColourMode
     found.retain(|_| *k.next().unwrap_or(&true));
 }
 
-/// The wink of `colour` read as `from` that is least convinced of it, among those not `tried`: a
-/// wink whose rim was seen only in part (its size judged, not measured) before one whose whole rim
-/// measured its radius; then by how far its outline argued for `to`, weighed by the fit's
-/// confidence (a pile of two small winks of one colour read as one large wink fits badly).
+/// The wink of `colour` read as `from` that is least convinced of it, among those not `tried`: by
+/// how far its outline argued for `to`, weighed by the fit's confidence (a pile of two small
+/// winks of one colour read as one large wink fits badly), whether its size was measured from its
+/// whole rim or judged from a part of it.
+///
+/// Until session 45 a size judged from a part of the rim went first whatever the arguments. On the
+/// fifth renderer's r720_s2_012, a large blue wink whose whole rim read 8.9 mm in radius (its
+/// preference −0.37, barely small) was kept small while a small one seen in part, judged small by
+/// −0.70, was made large; the pair's sizes are now right there and on r720_s2_008, and our five
+/// sets' tables are unchanged.
 fn least_convinced(found: &[Found], colour: Colour, from: WinkSize, to: WinkSize, tried: &[usize]) -> Option<usize> {
     let toward_to = |f: &Found| f.confidence * if to == WinkSize::Large { f.large_preference } else { -f.large_preference };
-    (0..found.len()).filter(|&i| found[i].colour == colour && found[i].size == from && !tried.contains(&i)).max_by(|&a, &b| {
-        let (fa, fb) = (&found[a], &found[b]);
-        fb.measured_radius_mm.is_some().cmp(&fa.measured_radius_mm.is_some()).then(toward_to(fa).total_cmp(&toward_to(fb)))
-    })
+    (0..found.len()).filter(|&i| found[i].colour == colour && found[i].size == from && !tried.contains(&i)).max_by(|&a, &b| toward_to(&found[a]).total_cmp(&toward_to(&found[b])))
 }
 
 /// Which winks to keep: no wink twice ([`distinct`]), then no more of a colour and size than a set
@@ -2548,8 +2551,12 @@ mod tests {
         assert_eq!(least_convinced(&found, Colour::Green, WinkSize::Large, WinkSize::Small, &[]), Some(1));
         // Once tried, the next least convinced.
         assert_eq!(least_convinced(&found, Colour::Green, WinkSize::Large, WinkSize::Small, &[1]), Some(0));
-        // A size judged from a part of the rim goes before any measured from the whole rim.
+        // A size measured from the whole rim that barely argues for it goes before one judged
+        // from a part of the rim that argues hard (the old rule took the judged one first).
         let found = vec![large(0.2, 0.9, true), large(0.8, 1.0, false)];
+        assert_eq!(least_convinced(&found, Colour::Green, WinkSize::Large, WinkSize::Small, &[]), Some(0));
+        // ... and one judged that barely argues goes before one measured that argues hard.
+        let found = vec![large(1.0, 0.9, true), large(0.3, 1.0, false)];
         assert_eq!(least_convinced(&found, Colour::Green, WinkSize::Large, WinkSize::Small, &[]), Some(1));
         // Only that colour and size.
         assert_eq!(least_convinced(&found, Colour::Blue, WinkSize::Large, WinkSize::Small, &[]), None);
