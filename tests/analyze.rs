@@ -1283,7 +1283,7 @@ fn a_wink_whose_colour_clears_the_felts_floor_only_in_its_middle_is_found_by_the
 /// hard its outline argued weighed by its fit, whether its size was measured from its whole rim
 /// or judged from a part of it (`detect::least_convinced`). On the first, a large blue wink whose
 /// whole rim read barely small was kept small while a small one seen in part was made large; on
-/// the second, the same with yellow winks the other way. Both pairs are now found within 2 px at
+/// the second, the same with yellow winks. Both pairs are now found within 2 px at
 /// their sizes and states, and no wink of their colours where none lies.
 #[test]
 fn the_wink_made_the_other_size_to_keep_a_set_is_the_one_that_argued_least_for_its_own() -> TestResult {
