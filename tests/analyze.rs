@@ -1291,6 +1291,17 @@ fn the_wink_made_the_other_size_to_keep_a_set_is_the_one_that_argued_least_for_i
     found_at_their_sizes_and_no_other("r5-720-008", "yellow", &["w13", "w24"], 2.0)
 }
 
+/// The same renderer's `r5-1080-032` (0.72 px/mm): three green winks read large, the least
+/// convinced a small one lying on a large blue wink. Measured again as small with its rays cast
+/// once from its large outline, its edges scattered over 0.9 px and it was kept large, and the
+/// next, a large green wink seen whole that argued hard for its size, was made small instead.
+/// The rays are now cast twice, as when a wink is first measured (`detect::sizes_within_set`):
+/// both are found within 2 px at their sizes and states, and no green wink where none lies.
+#[test]
+fn a_wink_in_a_pile_is_measured_again_at_the_other_size_from_a_circle_through_its_rim() -> TestResult {
+    found_at_their_sizes_and_no_other("r5-1080-032", "green", &["w18", "w21"], 2.0)
+}
+
 /// The same renderer's `r5-1080-036` (0.78 px/mm, a dim exposure): green winks on green felt of
 /// its hue and about its lightness (1.7–3.6 L* darker, under 2.5 times the scatter of the felt
 /// round them) but purer (C* 37 against the felt's 26). Their circles were found and measured

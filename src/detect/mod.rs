@@ -1390,7 +1390,13 @@ fn sizes_within_set(view: &LinearView<'_>, cal: &Calibration, model: &ColourMode
                 let Some(i) = least_convinced(found, colour, from, to, &tried) else { break };
                 tried.push(i);
                 let f = &found[i];
-                let hint = Hint { size: Some(to), fitted: true, ..Hint::default() };
+                // Rays cast twice, the second time from a circle through the first's rim, as when
+                // the wink was first measured: cast once from the old size's outline, a wink in a
+                // pile can fit too loosely to be kept at the new size (its rays' edges scatter
+                // over 0.9 px), and the next wink, one that argued hard for its size, was flipped
+                // instead (r5 r1080_s1_032: a small green wink on a large blue one, then a large
+                // green one seen whole).
+                let hint = Hint { size: Some(to), ..Hint::default() };
                 if let Some(g) = measure(view, cal, model, colour, f.centre_px, f.radius_px, nominal, &hint) {
                     found[i] = Found { large_preference: f.large_preference, crescent: f.crescent, ..g };
                 }
