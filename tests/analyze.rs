@@ -1302,6 +1302,29 @@ fn a_wink_in_a_pile_is_measured_again_at_the_other_size_from_a_circle_through_it
     found_at_their_sizes_and_no_other("r5-1080-032", "green", &["w18", "w21"], 2.0)
 }
 
+/// The same renderer's `r5-1080-034` (0.72 px/mm): a large red wink three-quarters seen, in a
+/// cluster with a small yellow and a small blue, read small when measured again without its
+/// neighbours' edge points, and was measured once more at large to keep the set
+/// (`stack::keep_sizes_within_set`). With its rays cast once from its first outline it was
+/// placed 5.7 px off, across the yellow wink beside it, and the yellow was read squopping it by
+/// 6.9 mm (truly 0.2 mm apart). Its rays are now cast twice there too, as when a wink is first
+/// measured: the red wink is found within 2 px at its size and state, no red wink where none
+/// lies, and no squop between it and the yellow.
+#[test]
+fn a_wink_measured_again_at_its_own_size_in_a_cluster_is_placed_from_a_circle_through_its_rim() -> TestResult {
+    found_at_their_sizes_and_no_other("r5-1080-034", "red", &["w9"], 2.0)?;
+    let (got, truth) = analyze_other_renderers("r5-1080-034")?;
+    let winks = got["winks"].as_array().ok_or("winks")?;
+    let id_at = |t: &str| -> Result<&Value, Box<dyn std::error::Error>> {
+        let t = truth["winks"].as_array().ok_or("truth winks")?.iter().find(|w| w["id"] == t).ok_or(t.to_string())?;
+        Ok(&winks.iter().find(|g| near_px(g, t, 2.0)).ok_or("not found")?["id"])
+    };
+    let (red, yellow) = (id_at("w9")?, id_at("w14")?);
+    let squops = got["squops"].as_array().ok_or("squops")?;
+    assert!(!squops.iter().any(|s| (&s["upper"], &s["lower"]) == (red, yellow) || (&s["upper"], &s["lower"]) == (yellow, red)), "{squops:?}");
+    Ok(())
+}
+
 /// The same renderer's `r5-1080-036` (0.78 px/mm, a dim exposure): green winks on green felt of
 /// its hue and about its lightness (1.7–3.6 L* darker, under 2.5 times the scatter of the felt
 /// round them) but purer (C* 37 against the felt's 26). Their circles were found and measured

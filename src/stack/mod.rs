@@ -504,7 +504,9 @@ pub fn stack(view: &LinearView<'_>, cal: &Calibration, model: &ColourModel, nomi
             return None;
         }
         let same_colour = neighbours_of_colour(cal, &first, i);
-        let hint = Hint { rest: Some(f.rest), size, others, same_colour, fitted: true, ..Hint::default() };
+        // At the other size, rays cast twice, the second from a circle through the first's rim,
+        // as when the wink was first measured (as `detect::sizes_within_set` does).
+        let hint = Hint { rest: Some(f.rest), size, others, same_colour, fitted: size.is_none(), ..Hint::default() };
         measure(view, cal, model, f.colour, f.centre_px, f.radius_px, nominal, &hint)
     };
     let refits: Vec<(usize, Found)> = (0..first.len()).into_par_iter().filter_map(|i| refit(i, None).map(|r| (i, r))).collect();
