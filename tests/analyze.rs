@@ -1314,9 +1314,7 @@ fn a_wink_in_a_pile_is_measured_again_at_the_other_size_from_a_circle_through_it
 fn a_wink_measured_again_at_its_own_size_in_a_cluster_is_placed_from_a_circle_through_its_rim() -> TestResult {
     let (got, truth) = analyze_other_renderers("r5-1080-034")?;
     let (found, truly) = found_at_their_sizes(&got, &truth, "red", &["w9"], 2.0)?;
-    for g in &found {
-        assert!(truly.iter().any(|t| near_px(g, t, 2.0)), "a red wink where none lies: {g}");
-    }
+    none_where_none_lies(&found, &truly, "red", 2.0);
     let winks = got["winks"].as_array().ok_or("winks")?;
     let id_at = |t: &str| -> Result<&Value, Box<dyn std::error::Error>> {
         let t = truth["winks"].as_array().ok_or("truth winks")?.iter().find(|w| w["id"] == t).ok_or(t.to_string())?;
@@ -1418,10 +1416,15 @@ fn found_under(stem: &str, lower: &str, upper: &str, within_px: f64, size: Optio
 fn found_at_their_sizes_and_no_other(stem: &str, colour: &str, ids: &[&str], within_px: f64) -> TestResult {
     let (got, truth) = analyze_other_renderers(stem)?;
     let (found, truly) = found_at_their_sizes(&got, &truth, colour, ids, within_px)?;
-    for g in &found {
+    none_where_none_lies(&found, &truly, colour, within_px);
+    Ok(())
+}
+
+/// Asserts that each wink of `colour` found lies within `within_px` pixels of a true one.
+fn none_where_none_lies(found: &[&Value], truly: &[&Value], colour: &str, within_px: f64) {
+    for g in found {
         assert!(truly.iter().any(|t| near_px(g, t, within_px)), "a {colour} wink where none lies: {g}");
     }
-    Ok(())
 }
 
 /// A colour's winks not potted: those found, and the truth's.
@@ -1451,8 +1454,6 @@ fn all_found_and_no_other(stem: &str, colour: &str, count: usize, within_px: f64
     for t in &truly {
         assert!(found.iter().any(|g| near_px(g, t, within_px)), "{} not found", t["id"]);
     }
-    for g in &found {
-        assert!(truly.iter().any(|t| near_px(g, t, within_px)), "a {colour} wink where none lies: {g}");
-    }
+    none_where_none_lies(&found, &truly, colour, within_px);
     Ok(())
 }
