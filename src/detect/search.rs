@@ -6,7 +6,7 @@
 //! felt's over its whole face, and averaged over a face the felt's noise falls by the square root
 //! of its pixels. So each point's colour, averaged over a box a small wink's radius wide, is
 //! compared with the felt's round it (a box six radii wide), both over the felt alone (on the mat,
-//! off its baselines, no wink colour labelled, no wink found, away from the pot), along the
+//! off its baselines, no other wink colour labelled, no wink found, off the pot), along the
 //! direction *off the felt's line of shades* (the ray in a*b* from grey through the felt): shade,
 //! glare and a blur with a white or black line move the felt along that line, a wink's plastic of
 //! a slightly other hue moves it off. Points standing out by many times the frame's own noise of
@@ -51,8 +51,8 @@ const MIN_RESPONSE: f64 = 2.5;
 const FACE_BOX_RADII: f64 = 1.0;
 /// Side of the felt's box round it, in small winks' radii.
 const FELT_BOX_RADII: f64 = 6.0;
-/// Least share of the face's box that is felt (on the mat, off its baselines, no wink of any
-/// colour labelled or found, not the pot): nearer those, they blur into the box.
+/// Least share of the face's box that is felt (on the mat, off its baselines, no wink of another
+/// colour labelled, no wink found, off the pot's body): nearer those, they blur into the box.
 const MIN_FACE_FELT: f64 = 0.9;
 /// Least share of the felt's box that is felt.
 const MIN_BOX_FELT: f64 = 0.5;
@@ -71,8 +71,16 @@ const LINE_BAND_MM: f64 = 12.0;
 /// Points along each baseline where it is drawn out of the felt's mask (the lens bends straight
 /// lines; the mat's edges are drawn into it by [`super::fill_outline`]).
 const EDGE_SAMPLES: usize = 24;
-/// The pot, its wall and its shadow: this far (mm) from its centre is not felt.
+/// Points nearer the pot's middle than this (mm) and the clearance are not looked at by their
+/// colour off the felt's line: the pot's rim, tinted by its gloss, blurs into the felt off that
+/// line (held out 9101 midgame-09122, at 0.33 px/mm: a false green wink a pixel or two from a
+/// white pot's rim, when only the pot's body was left out).
 const POT_CLEAR_MM: f64 = 60.0;
+/// The felt is taken up to the pot's body ([`super::pot_body`]) grown by this much (mm), and
+/// circles are looked for there: a wink of the felt's colour against the pot has its middle a
+/// radius from the body (the fifth renderer's r720_s2_001: a small green 54 mm from the pot's
+/// middle, inside the 60 mm once left out).
+const POT_GROWN_MM: f64 = 1.0;
 /// Least radius of a small wink in the frame, pixels: a face fewer pixels across holds too few to
 /// average (and a JPEG's 8-pixel blocks are as large as winks).
 const MIN_SMALL_RADIUS_PX: f64 = 3.0;
@@ -148,7 +156,8 @@ pub(super) fn felt_hued(image: &impl opencv::core::ToInputArray, frame: &impl op
         return Ok(Vec::new());
     }
 
-    // Felt: on the mat, off its baselines, no wink colour labelled, no wink found, not the pot.
+    // Felt: on the mat, off its baselines, no other wink colour labelled, no wink found, off the
+    // pot's body.
     let to_label = |m: MatPoint| cal.mat_to_image(m).map(|p| labels.label_coords(p)).map(|(i, j)| Point::new(i.round() as i32, j.round() as i32));
     let mut felt_mask = Mat::new_rows_cols_with_default(lh, lw, opencv::core::CV_8U, Scalar::all(0.0))?;
     // 255 where felt (a byte's full scale, for the block means below).
@@ -162,7 +171,10 @@ pub(super) fn felt_hued(image: &impl opencv::core::ToInputArray, frame: &impl op
             imgproc::line(&mut felt_mask, w[0], w[1], Scalar::all(0.0), line_px, imgproc::LINE_8, 0)?;
         }
     }
-    for (buf, bb) in masks.bufs.iter().zip(masks.bbox).filter(|(b, _)| b.len() == (lw * lh) as usize) {
+    // The felt's own colour's pixels stay: its winks found are cut out below, and a wink of it
+    // whose middle alone the model labels is looked for here too.
+    let own = super::colour_index(colour);
+    for (_, (buf, bb)) in masks.bufs.iter().zip(masks.bbox).enumerate().filter(|&(k, (b, _))| k != own && b.len() == (lw * lh) as usize) {
         let Some(bb) = bb else { continue };
         let labelled = Mat::new_rows_cols_with_data(lh, lw, buf.as_slice())?;
         let mut felt_part = Mat::roi_mut(&mut felt_mask, bb)?;
@@ -174,10 +186,15 @@ pub(super) fn felt_hued(image: &impl opencv::core::ToInputArray, frame: &impl op
         let (i, j) = labels.label_coords(f.centre_px);
         imgproc::circle(&mut felt_mask, Point::new(i.round() as i32, j.round() as i32), (f.radius_px / s + 2.0).ceil() as i32, Scalar::all(0.0), imgproc::FILLED, imgproc::LINE_8, 0)?;
     }
-    let pot_r = POT_CLEAR_MM * ppm / s;
-    if let Some(p) = cal.mat_to_image(MatPoint::new(0.0, 0.0)) {
-        let (i, j) = labels.label_coords(p);
-        imgproc::circle(&mut felt_mask, Point::new(i.round() as i32, j.round() as i32), pot_r.ceil() as i32, Scalar::all(0.0), imgproc::FILLED, imgproc::LINE_8, 0)?;
+    let pot: opencv::core::Vector<Point> = super::pot_body(cal, POT_GROWN_MM)
+        .into_iter()
+        .map(|p| {
+            let (i, j) = labels.label_coords(p);
+            Point::new(i.round() as i32, j.round() as i32)
+        })
+        .collect();
+    if pot.len() >= 3 {
+        imgproc::fill_convex_poly(&mut felt_mask, &pot, Scalar::all(0.0), imgproc::LINE_8, 0)?;
     }
 
     // On the grid: block means, and each block's a*b* off the felt's line of shades (signed, CIE
@@ -337,12 +354,12 @@ const MIN_FACE_OFF: f64 = 1.5;
 /// blur).
 const MIN_FACE_OFF_SPREADS: f64 = 2.5;
 
-/// Whether a wink measured where [`felt_hued`] looked stands out from the felt round it as a wink
-/// of the felt's colour does: its face off the felt's line by [`MIN_FACE_OFF`] and
-/// [`MIN_FACE_OFF_SPREADS`] of the felt round it, and its hue not another colour's (a wink of
-/// another colour whose face the lamp has whitened is not one of the felt's).
-pub(super) fn stands_out(view: &super::sample::LinearView<'_>, model: &ColourModel, f: &Found) -> bool {
-    face_against_felt(view, f, |c| model.felt_line_offset(c)).is_some_and(|a| a.difference.abs() >= MIN_FACE_OFF.max(MIN_FACE_OFF_SPREADS * a.spread) && model.nearest_hue(a.face.hue_deg()).is_none_or(|c| c == f.colour))
+/// Whether a wink measured where [`felt_hued`] looked stands out from the felt round it (off the
+/// winks found, `others`) as a wink of the felt's colour does: its face off the felt's line by
+/// [`MIN_FACE_OFF`] and [`MIN_FACE_OFF_SPREADS`] of the felt round it, and its hue not another
+/// colour's (a wink of another colour whose face the lamp has whitened is not one of the felt's).
+pub(super) fn stands_out(view: &super::sample::LinearView<'_>, model: &ColourModel, f: &Found, others: &[Found]) -> bool {
+    face_against_felt(view, f, others, |c| model.felt_line_offset(c)).is_some_and(|a| a.difference.abs() >= MIN_FACE_OFF.max(MIN_FACE_OFF_SPREADS * a.spread) && model.nearest_hue(a.face.hue_deg()).is_none_or(|c| c == f.colour))
 }
 
 /// A wink measured on a circle ([`circles`]) is kept when its face's lightness differs from the
@@ -364,10 +381,10 @@ const MAX_FACE_HUE_OFF_DEG: f64 = 20.0;
 /// felt's just round it by [`MIN_FACE_LIGHTNESS`] and [`MIN_FACE_OFF_SPREADS`] of that felt's own
 /// scatter in L* (or its C* above the felt's by [`MIN_FACE_PURITY`] and as many spreads in C*),
 /// as coloured as the felt ([`MIN_FACE_CHROMA_SHARE`]) and of its hue ([`MAX_FACE_HUE_OFF_DEG`]),
-/// and not another colour's.
-pub(super) fn stands_out_by_lightness(view: &super::sample::LinearView<'_>, model: &ColourModel, f: &Found) -> bool {
-    let purer = || face_against_felt(view, f, |c| c.chroma()).is_some_and(|a| a.difference >= MIN_FACE_PURITY.max(MIN_FACE_OFF_SPREADS * a.spread));
-    face_against_felt(view, f, |c| c.l).is_some_and(|a| {
+/// and not another colour's. The felt round it is read off the winks found, `others`.
+pub(super) fn stands_out_by_lightness(view: &super::sample::LinearView<'_>, model: &ColourModel, f: &Found, others: &[Found]) -> bool {
+    let purer = || face_against_felt(view, f, others, |c| c.chroma()).is_some_and(|a| a.difference >= MIN_FACE_PURITY.max(MIN_FACE_OFF_SPREADS * a.spread));
+    face_against_felt(view, f, others, |c| c.l).is_some_and(|a| {
         (a.difference.abs() >= MIN_FACE_LIGHTNESS.max(MIN_FACE_OFF_SPREADS * a.spread) || purer())
             && a.face.chroma() >= MIN_FACE_CHROMA_SHARE * a.felt.chroma()
             && super::colour::hue_diff(a.face.hue_deg(), a.felt.hue_deg()).abs() <= MAX_FACE_HUE_OFF_DEG
@@ -378,17 +395,27 @@ pub(super) fn stands_out_by_lightness(view: &super::sample::LinearView<'_>, mode
 /// Share of a wink's outline radius at which the felt round it is read ([`stands_out`]).
 const RING_SHARE: f64 = 1.7;
 
+/// The felt round a wink is read this far (pixels) or more beyond the outlines of the winks found
+/// (their rims' blur, [`face_against_felt`]). Read across them, the fifth renderer's r1080_s1_024
+/// green wink between a yellow and a blue (a small wink's radius 7.2 px) had a scatter of 6.9 in
+/// C* round it, and its face, 8.7 purer than the felt, was thrown out as felt.
+const OTHERS_CLEAR_PX: f64 = 2.0;
+
 /// How a wink measured where one was looked for compares with the felt round it along `channel`
 /// (its colour off the felt's line of shades, or its lightness): its face's less the felt's just
-/// round it (medians, CIE units), that felt's own scatter (a robust sd of its samples), and the
-/// face's and the felt's median colours.
-fn face_against_felt(view: &super::sample::LinearView<'_>, f: &Found, channel: impl Fn(Lab) -> f64) -> Option<FaceAgainstFelt> {
+/// round it (medians, CIE units; the felt read [`OTHERS_CLEAR_PX`] or more off the winks found,
+/// `others`), that felt's own scatter (a robust sd of its samples), and the face's and the
+/// felt's median colours.
+fn face_against_felt(view: &super::sample::LinearView<'_>, f: &Found, others: &[Found], channel: impl Fn(Lab) -> f64) -> Option<FaceAgainstFelt> {
+    let off_others = |p: &PixelPoint| others.iter().all(|o| o.centre_px.distance(*p) > o.radius_px + OTHERS_CLEAR_PX);
     let face: Vec<Lab> = super::face_samples(view, f).collect();
     let ring: Vec<Lab> = (0..24)
-        .filter_map(|k| {
+        .map(|k| {
             let t = k as f64 / 24.0 * std::f64::consts::TAU;
-            super::fit::lab_at(view, f.centre_px + PixelPoint::new(t.cos(), t.sin()) * (RING_SHARE * f.radius_px))
+            f.centre_px + PixelPoint::new(t.cos(), t.sin()) * (RING_SHARE * f.radius_px)
         })
+        .filter(off_others)
+        .filter_map(|p| super::fit::lab_at(view, p))
         .collect();
     let median = |mut v: Vec<f64>| -> Option<f64> {
         (v.len() >= 5).then(|| {
@@ -528,7 +555,7 @@ mod tests {
         let kept = |x: i32, y: i32| {
             let p = PixelPoint::new(x as f64, y as f64);
             let f = Found { centre_px: p, radius_px: r, ..crate::detect::tests::wink(Colour::Green, cal.image_to_mat(p).unwrap_or(MatPoint::new(0.0, 0.0))) };
-            stands_out_by_lightness(&view, &model, &f)
+            stands_out_by_lightness(&view, &model, &f, &[])
         };
         assert!(kept(40, 40), "the purer wink");
         assert!(!kept(120, 40), "the grey disc");
