@@ -174,8 +174,8 @@ pub(super) fn felt_hued(image: &impl opencv::core::ToInputArray, frame: &impl op
     // The felt's own colour's pixels stay: its winks found are cut out below, and a wink of it
     // whose middle alone the model labels is looked for here too.
     let own = super::colour_index(colour);
-    for (_, (buf, bb)) in masks.bufs.iter().zip(masks.bbox).enumerate().filter(|&(k, (b, _))| k != own && b.len() == (lw * lh) as usize) {
-        let Some(bb) = bb else { continue };
+    for (k, (buf, bb)) in masks.bufs.iter().zip(masks.bbox).enumerate() {
+        let Some(bb) = bb.filter(|_| k != own && buf.len() == (lw * lh) as usize) else { continue };
         let labelled = Mat::new_rows_cols_with_data(lh, lw, buf.as_slice())?;
         let mut felt_part = Mat::roi_mut(&mut felt_mask, bb)?;
         let mut kept = Mat::default();
