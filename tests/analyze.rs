@@ -1351,17 +1351,17 @@ fn a_wink_of_the_felts_colour_between_two_others_is_judged_against_the_felt_alon
 
 /// The same renderer's `r5-1080-005` (0.84 px/mm, dark grey felt): a small red wink against the
 /// pot, partly under its flared body. Its edges against the body, no part of its rim, scattered
-/// its fit past the limit, and it was missed. A wink beside the pot is now measured first with
-/// those edges left out (`detect::measure`, `Hint::hidden_by`): it is found within 2 px at its
-/// size and state, and no red wink where none lies.
+/// its fit past the limit, and it was missed. A wink beside the pot that no measure gives is now
+/// measured again with those edges left out (`detect::measure`, `Hint::hidden_by`): it is found
+/// within 2 px at its size and state, and no red wink where none lies.
 #[test]
 fn a_wink_against_the_pot_is_measured_without_its_edges_against_the_pots_body() -> TestResult {
     found_at_their_sizes_and_no_other("r5-1080-005", "red", &["w10"], 2.0)
 }
 
 /// The same renderer's `r5-1080-025` (0.88 px/mm): green winks on green felt whose middles alone
-/// the colour model labels green, too few pixels for a region (a large one at 241 mm from the
-/// pot; a small one against the pot, 35 of its 150 pixels labelled). The search for winks of the felt's
+/// the colour model labels green, too few pixels for a region (a large one 241 mm from the pot; a
+/// small one against the pot, 35 of its 150 pixels labelled). The search for winks of the felt's
 /// colour took those pixels for no felt, so neither search looked there. The felt's own colour's
 /// pixels are now felt to it (its winks found are cut out by their outlines), and circles are
 /// looked for up to the pot's body: the large wink is found within 2 px at its size and state.
