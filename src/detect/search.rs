@@ -158,7 +158,11 @@ pub(super) fn felt_hued(image: &impl opencv::core::ToInputArray, frame: &impl op
 
     // Felt: on the mat, off its baselines, no other wink colour labelled, no wink found, off the
     // pot's body.
-    let to_label = |m: MatPoint| cal.mat_to_image(m).map(|p| labels.label_coords(p)).map(|(i, j)| Point::new(i.round() as i32, j.round() as i32));
+    let label_px = |p: PixelPoint| {
+        let (i, j) = labels.label_coords(p);
+        Point::new(i.round() as i32, j.round() as i32)
+    };
+    let to_label = |m: MatPoint| cal.mat_to_image(m).map(label_px);
     let mut felt_mask = Mat::new_rows_cols_with_default(lh, lw, opencv::core::CV_8U, Scalar::all(0.0))?;
     // 255 where felt (a byte's full scale, for the block means below).
     if let Some(inner) = mat.outline().inset(EDGE_INSET_MM) {
@@ -183,16 +187,9 @@ pub(super) fn felt_hued(image: &impl opencv::core::ToInputArray, frame: &impl op
         kept.copy_to(&mut felt_part)?;
     }
     for f in found {
-        let (i, j) = labels.label_coords(f.centre_px);
-        imgproc::circle(&mut felt_mask, Point::new(i.round() as i32, j.round() as i32), (f.radius_px / s + 2.0).ceil() as i32, Scalar::all(0.0), imgproc::FILLED, imgproc::LINE_8, 0)?;
+        imgproc::circle(&mut felt_mask, label_px(f.centre_px), (f.radius_px / s + 2.0).ceil() as i32, Scalar::all(0.0), imgproc::FILLED, imgproc::LINE_8, 0)?;
     }
-    let pot: opencv::core::Vector<Point> = super::pot_body(cal, POT_GROWN_MM)
-        .into_iter()
-        .map(|p| {
-            let (i, j) = labels.label_coords(p);
-            Point::new(i.round() as i32, j.round() as i32)
-        })
-        .collect();
+    let pot: opencv::core::Vector<Point> = super::pot_body(cal, POT_GROWN_MM).into_iter().map(label_px).collect();
     if pot.len() >= 3 {
         imgproc::fill_convex_poly(&mut felt_mask, &pot, Scalar::all(0.0), imgproc::LINE_8, 0)?;
     }
