@@ -1385,6 +1385,17 @@ fn a_wink_of_the_felts_colour_near_the_pot_is_looked_for_by_its_outline() -> Tes
     found_at_their_sizes_and_no_other("r5-720-001", "green", &["w14"], 2.0)
 }
 
+/// A sixth renderer's `r6-1080-002` (written in session 48 from domain.md alone; 0.85 px/mm):
+/// green winks on green felt, each duller than the felt and 6–10° off its hue, none of whose
+/// pixels the colour model takes. The large one's face stands out from the felt round it by 9
+/// times the frame's noise of that comparison, under the 12 the search for winks of the felt's
+/// colour asked until session 48 (`detect::search::MIN_SIGMAS`, now 8): it is found within 2 px,
+/// at its size and state, and no green wink where none lies.
+#[test]
+fn a_dull_wink_of_the_felts_colour_standing_out_nine_times_the_noise_is_looked_for() -> TestResult {
+    found_at_their_sizes_and_no_other("r6-1080-002", "green", &["w7"], 2.0)
+}
+
 /// The same renderer's `r5-1080-033`: green felt on a checked cloth, whose checks beyond the mat
 /// read as 862 "winks", green among them, until they are dropped as the table's pattern. They were
 /// dropped after the search for winks of the felt's hue, which looks only while the felt's colour
