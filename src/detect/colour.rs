@@ -47,6 +47,16 @@ const MIN_CHROMA_COOL: f64 = 25.0;
 /// 12) its texture and the shadows beside yellow winks reach chroma 20 at blue's hue, and with
 /// this floor applied there too figA's midgame-01011 got two false blue winks.
 const MIN_CHROMA_COOL_FAINT: f64 = 15.0;
+/// Least chroma of a red or yellow pixel to the faint model, at hues off skin's and wood's
+/// ([`SKIN_HUES_DEG`]) and more than [`BACKGROUND_HUE_DEG`] from the felt's: a glossy red wink
+/// washed out by the lamp is pink (the sixth renderer's: C* 17–34 at hues 23–25°, L* 69–86), a
+/// yellow one cream (C* 33 at 108°). Pixels taken only through this floor count only when light
+/// ([`WASHED_OUT_MIN_L`]; [`ColourModel::washed_out_only`]).
+const MIN_CHROMA_WARM_FAINT: f64 = 15.0;
+/// Least L* of a red or yellow pixel the faint model alone takes for a wink's: washed out by a
+/// lamp's reflection, which adds white. (A dark arm's shaded skin reaches red's hues at C* 13–29
+/// and L* 23–39: with no such bar, figA and the varied looks gained five false red winks on arms.)
+pub const WASHED_OUT_MIN_L: f64 = 60.0;
 /// A wink pixel's chroma must exceed the felt's or the table's by this much where its hue is
 /// within [`BACKGROUND_HUE_DEG`] of theirs.
 const CHROMA_ABOVE_BACKGROUND: f64 = 10.0;
@@ -208,14 +218,33 @@ impl ColourModel {
     /// [`ColourModel::chroma_floor`], where `off_felt_line` says the pixel lies off the felt's
     /// line of shades ([`ColourModel::off_felt_line`]): the felt's chroma is then no floor.
     fn floor_at(&self, hue: f64, off_felt_line: bool) -> f64 {
+        self.floor_with(hue, off_felt_line, true)
+    }
+
+    /// Whether the faint model takes `c` for a red or yellow wink's only through the floor it
+    /// sets for washed-out winks ([`MIN_CHROMA_WARM_FAINT`]): such a pixel counts only when light
+    /// ([`WASHED_OUT_MIN_L`]; `detect::label_masks`).
+    pub fn washed_out_only(&self, c: Lab) -> bool {
+        let hue = c.hue_deg();
+        let off = self.off_felt_line(c);
+        self.is_faint && c.chroma() >= self.floor_with(hue, off, true) && c.chroma() < self.floor_with(hue, off, false)
+    }
+
+    /// [`ColourModel::floor_at`], with the faint model's floor for washed-out red and yellow
+    /// winks when `washed_out` says so.
+    fn floor_with(&self, hue: f64, off_felt_line: bool, washed_out: bool) -> f64 {
         let nearest = self.nearest_index(hue);
         let warm = nearest.is_some_and(|k| matches!(self.hues[k].0, Colour::Red | Colour::Yellow));
         let skin = (SKIN_HUES_DEG.0..=SKIN_HUES_DEG.1).contains(&hue);
         let mut floor = if skin { MIN_CHROMA_SKIN * self.saturation } else if warm { MIN_CHROMA * self.saturation } else { MIN_CHROMA_COOL };
         let own = nearest.and_then(|k| self.chroma_p90[k]);
         // The faint model, far from the felt's hue: a glossy wink's face washed out by the lamp.
-        if self.is_faint && !warm && !skin && self.backgrounds[0].is_some_and(|(h, _)| hue_diff(hue, h).abs() > BACKGROUND_HUE_DEG) {
-            floor = floor.min(MIN_CHROMA_COOL_FAINT);
+        if self.is_faint && !skin && self.backgrounds[0].is_some_and(|(h, _)| hue_diff(hue, h).abs() > BACKGROUND_HUE_DEG) {
+            if !warm {
+                floor = floor.min(MIN_CHROMA_COOL_FAINT);
+            } else if washed_out {
+                floor = floor.min(MIN_CHROMA_WARM_FAINT);
+            }
         }
         for (k, &(b_hue, b_chroma)) in self.backgrounds.iter().enumerate().filter_map(|(k, b)| b.as_ref().map(|b| (k, b))) {
             if k == 0 && off_felt_line {

@@ -1059,8 +1059,10 @@ struct ClassLut<'m> {
 impl<'m> ClassLut<'m> {
     const UNKNOWN: u8 = 255;
     /// An answer is the model's colour index (4: none) times 5 plus the faint model's where the
-    /// model's is none (else 4).
+    /// model's is none (else 4), plus [`ClassLut::WASHED`] where the faint model's is a washed-out
+    /// red or yellow's only ([`colour::ColourModel::washed_out_only`]).
     const NONE: usize = 4;
+    const WASHED: usize = 25;
     const EMPTY: u32 = u32::MAX;
 
     fn new(model: &'m ColourModel, faint: Option<&'m ColourModel>, lab8: &'m sample::Lab8) -> Self {
@@ -1082,10 +1084,17 @@ impl<'m> ClassLut<'m> {
         Self::decode(self.code(bgr)).0
     }
 
+    /// Whether the faint model's colour in an answer is a washed-out red or yellow's only and the
+    /// pixel too dark for one ([`colour::WASHED_OUT_MIN_L`]: a lamp's reflection adds white).
+    fn too_dark_if_washed(&self, code: u8, bgr: [u8; 3]) -> bool {
+        code as usize >= Self::WASHED && f64::from(self.lab8.lab(bgr)[0]) < colour::WASHED_OUT_MIN_L * 255.0 / 100.0
+    }
+
     /// The model's colour index in an answer, and the faint model's where the model has none.
     #[inline]
     fn decode(code: u8) -> (Option<usize>, Option<usize>) {
-        let (strict, faint) = (code as usize / 5, code as usize % 5);
+        let code = code as usize % Self::WASHED;
+        let (strict, faint) = (code / 5, code % 5);
         ((strict != Self::NONE).then_some(strict), (faint != Self::NONE).then_some(faint))
     }
 
@@ -1123,11 +1132,11 @@ impl<'m> ClassLut<'m> {
         // The faint model is asked only where the model sees no colour, and no nearer the felt or
         // the table than it allows itself.
         let near = |m: &ColourModel| c.ab_distance(m.felt) < m.min_ab_distance || m.table.is_some_and(|t| c.ab_distance(t) < m.min_ab_distance);
-        let faint = match self.faint {
-            Some(f) if strict == Self::NONE && !near(f) => index(f),
-            _ => Self::NONE,
+        let (faint, washed) = match self.faint {
+            Some(f) if strict == Self::NONE && !near(f) => (index(f), f.washed_out_only(c)),
+            _ => (Self::NONE, false),
         };
-        let code = (strict * 5 + faint) as u8;
+        let code = (strict * 5 + faint + if washed { Self::WASHED } else { 0 }) as u8;
         self.by_ab[ab].store(code, Ordering::Relaxed);
         code
     }
@@ -1315,8 +1324,8 @@ fn label_masks(region: &Region<'_>, lut: &ClassLut<'_>, skip: Option<Rect>, step
                                 band[k][dj * w + i] = 255;
                                 grow(&mut bbox[k], Rect::new(i as i32, j, 1, 1));
                             }
-                            (None, Some(k)) => faint_only.push((k, (j0 + dj) * w + i)),
-                            (None, None) => {}
+                            (None, Some(k)) if !lut.too_dark_if_washed(code, [row[3 * i], row[3 * i + 1], row[3 * i + 2]]) => faint_only.push((k, (j0 + dj) * w + i)),
+                            (None, _) => {}
                         }
                     }
                 }
@@ -2464,6 +2473,34 @@ mod tests {
                 assert!(b.len() == w * h && b.iter().all(|&v| v == 0), "step {step}");
             }
         }
+    }
+
+    /// Green felt with two discs of one a*b*, of red's hue but far under a red wink's least
+    /// chroma (C* 20 at 29–33°): one light (L* 76, a glossy red wink the lamp washes out pink),
+    /// one dark (L* 23, shaded skin on an arm). The faint model takes the light one for red, not
+    /// the dark one.
+    #[test]
+    fn a_red_wink_washed_out_pink_is_labelled_faintly_and_dark_skin_of_its_hue_is_not() {
+        let model = green_felt_model();
+        let (faint, lab8) = (model.faint(), sample::Lab8::new());
+        let lut = ClassLut::new(&model, Some(&faint), &lab8);
+        let (pink, dark) = ([170u8, 175, 225], [40u8, 45, 85]);
+        assert_eq!(lut.class(pink), None, "under the model's own floor");
+        let (w, h) = (80usize, 40usize);
+        let in_disc = |x: usize, y: usize, cx: usize| (x as i32 - cx as i32).pow(2) + (y as i32 - 20).pow(2) <= 64;
+        let mut img = vec![0u8; w * h * 3];
+        for y in 0..h {
+            for x in 0..w {
+                let c = if in_disc(x, y, 20) { pink } else if in_disc(x, y, 60) { dark } else { GREEN_FELT };
+                img[(y * w + x) * 3..(y * w + x) * 3 + 3].copy_from_slice(&c);
+            }
+        }
+        let region = Region { data: &img, step: w * 3, x0: 0, y0: 0, width: w as i32, height: h as i32 };
+        let (_, faint_masks) = label_masks(&region, &lut, None, 2);
+        let faint_masks = faint_masks.expect("faint pixels");
+        let red = &faint_masks.bufs[colour_index(Colour::Red)];
+        assert!(red[20 * w + 20] != 0, "the washed-out wink");
+        assert!(red[20 * w + 60] == 0, "the dark skin");
     }
 
     #[test]
