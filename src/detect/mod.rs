@@ -591,7 +591,7 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
         let extra: Vec<Found> = hidden
             .par_iter()
             .filter_map(|h| {
-                let f = measure(&view, cal, &model, h.colour, h.at, h.radius_px, &nominal, &Hint::default()).filter(|f| f.centre_px.distance(h.at) < SEARCH_MOVE_SHARE * h.radius_px)?;
+                let f = measure(&view, cal, &model, h.colour, h.at, h.radius_px, &nominal, &Hint { felt_hued: true, ..Hint::default() }).filter(|f| f.centre_px.distance(h.at) < SEARCH_MOVE_SHARE * h.radius_px)?;
                 (search::stands_out(&view, &model, &f, &found) || (h.outlined && search::stands_out_by_lightness(&view, &model, &f, &found))).then_some(f)
             })
             .collect();
@@ -1662,7 +1662,20 @@ pub struct Hint {
     /// inside it are where that body hides the wink, not its rim. The pot's, for a wink beside
     /// it ([`measure`]).
     pub hidden_by: Vec<PixelPoint>,
+    /// Looked for as a wink of the felt's colour ([`search::felt_hued`]): its rim, little
+    /// different from the felt, may read well inside its outline, so a smaller radius passes
+    /// ([`FELT_HUED_MIN_RADIUS_SHARE`]).
+    pub felt_hued: bool,
 }
+
+/// Least radius of a wink's free fit, as a share of a small wink's: radii well off both sizes are
+/// not winks (a squidger's rim, a hand's edge) ...
+const MIN_RADIUS_SHARE: f64 = 0.75;
+/// ... and of a wink looked for as one of the felt's colour ([`Hint::felt_hued`]): the sixth
+/// renderer's small green winks on green felt, duller than it, read 5.6–5.9 mm (nominal 8) where
+/// their rims' rounded shading meets the felt. (Lowered for every wink, at 0.7, that renderer's
+/// other winks lost 4 and gained 7 false.)
+const FELT_HUED_MIN_RADIUS_SHARE: f64 = 0.65;
 
 /// A wink is beside the pot when the pot's body comes within this many of its radii of its middle
 /// ([`beside_the_pot`]).
@@ -1771,7 +1784,8 @@ fn fit_edges(cal: &Calibration, model: &ColourModel, colour: Colour, c_px: Pixel
     let free_fit: CircleFit = fit::fit_footprint(cal, &pts, start, r0, rim_share >= 0.5, rest, 1.0 / ppm)?;
     let (r_small, r_large) = (nominal.small_mm / 2.0, nominal.large_mm / 2.0);
     // Radii well off both sizes are not winks (a squidger's rim, a hand's edge).
-    if free_fit.radius < 0.75 * r_small || free_fit.radius > 1.25 * r_large || free_fit.rms_mm * ppm > MAX_FIT_RMS_PX {
+    let least = if hint.felt_hued { FELT_HUED_MIN_RADIUS_SHARE } else { MIN_RADIUS_SHARE };
+    if free_fit.radius < least * r_small || free_fit.radius > 1.25 * r_large || free_fit.rms_mm * ppm > MAX_FIT_RMS_PX {
         return None;
     }
     // The edges lie this far outside the rim (a shadow read as the wink, a dark rounded rim read
