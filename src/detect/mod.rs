@@ -1062,6 +1062,7 @@ impl<'m> ClassLut<'m> {
     /// model's is none (else 4), plus [`ClassLut::WASHED`] where the faint model's is a washed-out
     /// red or yellow's only ([`colour::ColourModel::washed_out_only`]).
     const NONE: usize = 4;
+    /// Added to an answer whose faint colour is a washed-out red or yellow's only.
     const WASHED: usize = 25;
     const EMPTY: u32 = u32::MAX;
 
@@ -1783,7 +1784,6 @@ fn fit_edges(cal: &Calibration, model: &ColourModel, colour: Colour, c_px: Pixel
     let r0 = r_px / ppm;
     let free_fit: CircleFit = fit::fit_footprint(cal, &pts, start, r0, rim_share >= 0.5, rest, 1.0 / ppm)?;
     let (r_small, r_large) = (nominal.small_mm / 2.0, nominal.large_mm / 2.0);
-    // Radii well off both sizes are not winks (a squidger's rim, a hand's edge).
     let least = if hint.felt_hued { FELT_HUED_MIN_RADIUS_SHARE } else { MIN_RADIUS_SHARE };
     if free_fit.radius < least * r_small || free_fit.radius > 1.25 * r_large || free_fit.rms_mm * ppm > MAX_FIT_RMS_PX {
         return None;
