@@ -45,9 +45,9 @@ const MIN_FELT_CHROMA: f64 = 25.0;
 /// A point's face stands out when its colour off the felt's line differs from the felt's round
 /// it by this many times the frame's own noise of that difference (a robust sd over the felt).
 /// (12 until session 48: the sixth renderer's green winks on green felt, duller than it and 6–10°
-/// off its hue, stand out 4–11 times that noise, and on the two frames traced every point over 3
-/// times it was one of them; at 6 its 65 frames gained 5 false winks, at 8 none, and our sets
-/// score the same at 8 as at 12.)
+/// off its hue, stand out 8–14 times that noise, and on the two frames traced every point over 3
+/// times it was one of them; at 8 two more were found, at 6 its 65 frames gained 5 false winks,
+/// and our sets score the same at 8 as at 12.)
 const MIN_SIGMAS: f64 = 8.0;
 /// ... and by at least this much (CIE units): a felt drawn flat has next to no noise of its own.
 const MIN_RESPONSE: f64 = 2.5;
