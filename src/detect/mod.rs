@@ -263,6 +263,11 @@ impl Labels {
         let s = self.scale as f64;
         ((p.x - self.x0 as f64 - (s - 1.0) / 2.0) / s, (p.y - self.y0 as f64 - (s - 1.0) / 2.0) / s)
     }
+    /// The label pixel nearest a frame point (it may lie outside the label image).
+    fn label_pixel(&self, p: PixelPoint) -> Point {
+        let (i, j) = self.label_coords(p);
+        Point::new(i.round() as i32, j.round() as i32)
+    }
 }
 
 /// Pixels per mm of the frame at mat point `p`, on the mat's surface.
@@ -353,9 +358,7 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
 
     // Felt and table colours: medians of samples on the mat and in a band beyond its edge.
     let sample_lab = |m: MatPoint| -> Option<Lab> {
-        let p = cal.mat_to_image(m)?;
-        let (i, j) = labels_geom.label_coords(p);
-        let (i, j) = (i.round() as i32, j.round() as i32);
+        let Point { x: i, y: j } = labels_geom.label_pixel(cal.mat_to_image(m)?);
         (i >= 0 && j >= 0 && i < lw && j < lh).then(|| lab_px(i, j))
     };
     let mut felt_s = Vec::new();
@@ -402,8 +405,7 @@ pub fn detect(bgr: &Mat, cal: &Calibration, ruleset: Ruleset) -> Result<Detectio
         for k in 0..48 {
             let a = k as f64 / 48.0 * std::f64::consts::TAU;
             if let Some(p) = cal.mat_to_image_at(MatPoint::new(a.cos(), a.sin()) * 23.4, POT_OPENING.1) {
-                let (i, j) = labels_geom.label_coords(p);
-                let (i, j) = (i.round() as i32, j.round() as i32);
+                let Point { x: i, y: j } = labels_geom.label_pixel(p);
                 if i >= 0 && j >= 0 && i < lw && j < lh {
                     rim.push(lab_px(i, j));
                 }
@@ -1486,8 +1488,7 @@ fn fill_outline(mask: &mut Mat, outline: &crate::geometry::ConvexPolygon, cal: &
     for e in outline.edges() {
         for k in 0..OUTLINE_SAMPLES {
             if let Some(p) = cal.mat_to_image(e.a + (e.b - e.a) * (k as f64 / OUTLINE_SAMPLES as f64)) {
-                let (i, j) = labels.label_coords(p);
-                ring.push(Point::new(i.round() as i32, j.round() as i32));
+                ring.push(labels.label_pixel(p));
             }
         }
     }

@@ -162,11 +162,7 @@ pub(super) fn felt_hued(image: &impl opencv::core::ToInputArray, frame: &impl op
 
     // Felt: on the mat, off its baselines, no other wink colour labelled, no wink found, off the
     // pot's body.
-    let label_px = |p: PixelPoint| {
-        let (i, j) = labels.label_coords(p);
-        Point::new(i.round() as i32, j.round() as i32)
-    };
-    let to_label = |m: MatPoint| cal.mat_to_image(m).map(label_px);
+    let to_label = |m: MatPoint| cal.mat_to_image(m).map(|p| labels.label_pixel(p));
     let mut felt_mask = Mat::new_rows_cols_with_default(lh, lw, opencv::core::CV_8U, Scalar::all(0.0))?;
     // 255 where felt (a byte's full scale, for the block means below).
     if let Some(inner) = mat.outline().inset(EDGE_INSET_MM) {
@@ -191,9 +187,9 @@ pub(super) fn felt_hued(image: &impl opencv::core::ToInputArray, frame: &impl op
         kept.copy_to(&mut felt_part)?;
     }
     for f in found {
-        imgproc::circle(&mut felt_mask, label_px(f.centre_px), (f.radius_px / s + 2.0).ceil() as i32, Scalar::all(0.0), imgproc::FILLED, imgproc::LINE_8, 0)?;
+        imgproc::circle(&mut felt_mask, labels.label_pixel(f.centre_px), (f.radius_px / s + 2.0).ceil() as i32, Scalar::all(0.0), imgproc::FILLED, imgproc::LINE_8, 0)?;
     }
-    let pot: opencv::core::Vector<Point> = super::pot_body(cal, POT_GROWN_MM).into_iter().map(label_px).collect();
+    let pot: opencv::core::Vector<Point> = super::pot_body(cal, POT_GROWN_MM).into_iter().map(|p| labels.label_pixel(p)).collect();
     if pot.len() >= 3 {
         imgproc::fill_convex_poly(&mut felt_mask, &pot, Scalar::all(0.0), imgproc::LINE_8, 0)?;
     }
@@ -338,8 +334,7 @@ fn circles(frame: &impl opencv::core::ToInputArray, felt: &Mat, labels: &Labels,
     let mut out = Vec::new();
     for c in found.iter() {
         let at = PixelPoint::new(labels.x0 as f64 + (c[0] as f64 + 0.5) / f - 0.5, labels.y0 as f64 + (c[1] as f64 + 0.5) / f - 0.5);
-        let (i, j) = labels.label_coords(at);
-        let (i, j) = (i.round() as i32, j.round() as i32);
+        let Point { x: i, y: j } = labels.label_pixel(at);
         if i >= 0 && j >= 0 && i < felt.cols() && j < felt.rows() && *felt.at_2d::<u8>(j, i)? != 0 {
             out.push((at, c[2] as f64 / f));
         }
